@@ -1,0 +1,71 @@
+"""loom-nb: decide what context a local LLM gets, and see that decision.
+
+The public API is this flat namespace; the modules behind it are implementation.
+
+>>> from loom_nb import Loom, HashingEmbedder
+>>> loom = Loom(embedder=HashingEmbedder())
+>>> loom.add("Ranking combines six weighted signals into one score.").ids
+['n1']
+"""
+
+from .classify import Classification, Segment, classify, split_input
+from .config import SIGNALS, LoomConfig, Weights
+from .embed import CachedEmbedder, Embedder, HashingEmbedder, MiniLMEmbedder, OllamaEmbedder
+from .engine import AddResult, Loom, QueryResult
+from .errors import (
+    EmbeddingMismatchError,
+    LoomError,
+    ModelNotFoundError,
+    OllamaUnavailableError,
+    SessionFormatError,
+    UnknownNodeError,
+)
+from .graph import ConceptNode, ContentNode, LinkReport, LoomGraph, OllamaNamer, Provenance, Reference, extractive_name
+from .pack import MODES, Budget, Mode, NodeDecision, choose_mode, compute_budget
+from .rank import Ranking, rank
+from .tokens import ContextWindow, context_window, count_tokens
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AddResult",
+    "Budget",
+    "CachedEmbedder",
+    "Classification",
+    "ConceptNode",
+    "ContentNode",
+    "ContextWindow",
+    "Embedder",
+    "EmbeddingMismatchError",
+    "HashingEmbedder",
+    "LinkReport",
+    "Loom",
+    "LoomConfig",
+    "LoomError",
+    "LoomGraph",
+    "MODES",
+    "MiniLMEmbedder",
+    "Mode",
+    "ModelNotFoundError",
+    "NodeDecision",
+    "OllamaEmbedder",
+    "OllamaNamer",
+    "OllamaUnavailableError",
+    "Provenance",
+    "QueryResult",
+    "Ranking",
+    "Reference",
+    "SIGNALS",
+    "Segment",
+    "SessionFormatError",
+    "UnknownNodeError",
+    "Weights",
+    "choose_mode",
+    "classify",
+    "compute_budget",
+    "context_window",
+    "count_tokens",
+    "extractive_name",
+    "rank",
+    "split_input",
+]

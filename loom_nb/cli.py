@@ -1,0 +1,150 @@
+"""``loom-nb``: the command line over the same API a notebook uses.
+
+    loom-nb add SESSION [TEXT] [--file PATH] [--type input]   add text (or stdin) to a session
+    loom-nb query SESSION TEXT [--budget N | --model M | --window N] [--mode auto] [--json]
+    loom-nb show SESSION [NODE_ID]                            the session, or one node
+    loom-nb demo [--out FOLDER]                               the sample session, three queries
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from .config import CONTENT_TYPES
+from .errors import LoomError
+
+MAX_INPUT_BYTES = 10 * 1024 * 1024
+
+
+def _embedder(name: str):
+    from .embed import HashingEmbedder, MiniLMEmbedder, OllamaEmbedder
+
+    if name == "minilm":
+        return MiniLMEmbedder()
+    if name == "hashing":
+        return HashingEmbedder()
+    if name.startswith("ollama:"):
+        return OllamaEmbedder(name.split(":", 1)[1])
+    raise LoomError(f"unknown embedder {name!r}: use minilm, hashing or ollama:MODEL")
+
+
+def read_text_file(path: Path) -> str:
+    """A text file's contents, refusing binary and huge files with a clear message."""
+    if not path.is_file():
+        raise LoomError(f"{path}: no such file")
+    size = path.stat().st_size
+    if size > MAX_INPUT_BYTES:
+        raise LoomError(f"{path}: {size:,} bytes is over the {MAX_INPUT_BYTES:,}-byte limit for one input")
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise LoomError(f"{path}: looks binary (NUL bytes); loom-nb adds text only")
+    return data.decode("utf-8", errors="replace")
+
+
+def _open(args):
+    from .engine import Loom
+
+    return Loom.open(args.session, embedder=_embedder(args.embedder))
+
+
+def cmd_add(args) -> int:
+    if args.file:
+        text = read_text_file(Path(args.file))
+    elif args.text is not None:
+        text = args.text
+    else:
+        text = sys.stdin.read()
+    loom = _open(args)
+    result = loom.add(text, type=args.type, source=args.source, reason=args.reason or "", split=not args.no_split)
+    loom.save()
+    print(result)
+    return 0
+
+
+def cmd_query(args) -> int:
+    loom = _open(args)
+    result = loom.query(args.text, budget=args.budget, model=args.model, window=args.window, mode=args.mode)
+    if args.save:
+        loom.save()
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(result)
+        if args.prompt:
+            print("\n" + result.prompt)
+    return 0
+
+
+def cmd_show(args) -> int:
+    from .views.text import node_text
+
+    loom = _open(args)
+    print(node_text(loom, args.node) if args.node else loom)
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from .demo import run_demo
+
+    run_demo(Path(args.out), embedder=_embedder(args.embedder))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="loom-nb", description="Dynamic context orchestration for local LLMs.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what the engine does")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def session_parser(name: str, help: str):
+        p = sub.add_parser(name, help=help)
+        p.add_argument("session", help="session folder (created if missing)")
+        p.add_argument("--embedder", default="minilm", help="minilm (default, offline), hashing, or ollama:MODEL")
+        return p
+
+    p = session_parser("add", "add text to a session")
+    p.add_argument("text", nargs="?", help="the text (default: --file, else stdin)")
+    p.add_argument("--file", help="read the text from this file")
+    p.add_argument("--type", default="input", choices=CONTENT_TYPES)
+    p.add_argument("--source", default="user")
+    p.add_argument("--reason")
+    p.add_argument("--no-split", action="store_true", help="never split the input into parts")
+    p.set_defaults(func=cmd_add)
+
+    p = session_parser("query", "rank the session against a query and print the manifest")
+    p.add_argument("text")
+    p.add_argument("--budget", type=int, help="context tokens (manifest + evidence)")
+    p.add_argument("--model", help="model name, to look up its window")
+    p.add_argument("--window", type=int, help="model window in tokens")
+    p.add_argument("--mode", default="auto", choices=["auto", "bare", "fast", "fused"])
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--prompt", action="store_true", help="also print the assembled prompt")
+    p.add_argument("--save", action="store_true", help="save the session (records the scores)")
+    p.set_defaults(func=cmd_query)
+
+    p = session_parser("show", "describe a session or one node")
+    p.add_argument("node", nargs="?")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("demo", help="build the sample session and run three queries")
+    p.add_argument("--out", default="build/demo-session")
+    p.add_argument("--embedder", default="minilm")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except LoomError as exc:
+        print(f"loom-nb: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

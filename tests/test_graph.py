@@ -1,0 +1,123 @@
+"""Threshold linking (seed 000 §4.3) on vectors whose cosines are known by construction."""
+
+import numpy as np
+import pytest
+
+from conftest import unit
+from loom_nb import EmbeddingMismatchError, LoomConfig, LoomGraph, extractive_name
+from loom_nb.errors import LoomError, UnknownNodeError
+
+
+def make_graph(threshold=0.8):
+    return LoomGraph(LoomConfig(concept_threshold=threshold), embedding_model="toy")
+
+
+def v(angle):
+    return np.array(unit(angle))
+
+
+def test_first_content_creates_a_concept():
+    g = make_graph()
+    node, report = g.add_content("OAuth tokens expire hourly.", v(0))
+    assert report.created == "c1"
+    assert report.linked == [("c1", 1.0)]
+    assert report.near_miss is None
+    assert g.concepts_of(node.id) == [("c1", 1.0)]
+    assert g.node("c1").name and g.node("c1").description == "OAuth tokens expire hourly."
+    assert g.node("c1").origin == node.id
+
+
+def test_links_to_every_concept_at_or_above_threshold_and_records_the_near_miss():
+    g = make_graph(0.8)
+    g.add_content("a", v(0))     # c1 at 0°
+    g.add_content("b", v(70))    # cos 70° = 0.342 < 0.8 → c2 at 70°
+    g.add_content("c", v(140))   # c3 at 140°
+    # 35°: cos(35°)=0.819 to both c1 and c2 → linked to both; c3 at 105° is the near miss
+    node, report = g.add_content("d", v(35))
+    assert report.created is None
+    assert [cid for cid, _ in report.linked] == ["c1", "c2"]
+    assert [round(s, 3) for _, s in report.linked] == [0.819, 0.819]
+    assert report.near_miss[0] == "c3"
+    assert report.near_miss[1] == pytest.approx(np.cos(np.radians(105)), abs=1e-6)
+    # many-to-many: c1 now has two content nodes
+    assert len(g.content_of("c1")) == 2
+
+
+def test_below_threshold_creates_a_concept_and_keeps_the_best_miss():
+    g = make_graph(0.8)
+    g.add_content("a", v(0))
+    node, report = g.add_content("b", v(40))  # cos 40° = 0.766
+    assert report.created == "c2"
+    assert report.near_miss == ("c1", pytest.approx(0.766, abs=1e-3))
+
+
+def test_threshold_is_inclusive():
+    g = make_graph(0.5)
+    g.add_content("a", v(0))
+    _, report = g.add_content("b", np.array([0.5, np.sqrt(0.75)]))  # cosine exactly 0.5
+    assert report.created is None and report.linked[0][0] == "c1"
+
+
+def test_concept_edges_carry_cosine_and_respect_the_floor():
+    g = LoomGraph(LoomConfig(concept_threshold=0.95, concept_edge_min=0.5), embedding_model="toy")
+    g.add_content("a", v(0))
+    g.add_content("b", v(50))   # cos 50° = 0.643 ≥ 0.5 → edge c1–c2
+    g.add_content("c", v(120))  # cos 70° to c2 = 0.342, cos 120° to c1 < 0: no edges
+    assert g.related_concepts("c2") == [("c1", pytest.approx(0.643, abs=1e-3))]
+    assert g.related_concepts("c3") == []
+
+
+def test_link_edges_carry_direction_and_timestamp():
+    from loom_nb import Provenance
+
+    g = make_graph()
+    node, _ = g.add_content("answer", v(0), type="output", provenance=Provenance("model", "answer to turn 1", "output"))
+    data = g.nx.edges[node.id, "c1"]
+    assert data["kind"] == "link" and data["direction"] == "output" and data["created"]
+
+
+def test_dimension_mismatch_is_refused():
+    g = make_graph()
+    g.add_content("a", v(0))
+    with pytest.raises(EmbeddingMismatchError):
+        g.add_content("b", np.ones(3))
+
+
+def test_remove_drops_orphan_concepts():
+    g = make_graph()
+    a, _ = g.add_content("a", v(0))
+    b, _ = g.add_content("b", v(10))  # links to c1
+    c, _ = g.add_content("c", v(90))  # creates c2
+    g.remove(c.id)
+    assert "c2" not in g and g.counts() == {"concepts": 1, "content": 2, "edges": 2}
+    g.remove(a.id)
+    assert "c1" in g  # still has b
+    with pytest.raises(UnknownNodeError):
+        g.node(a.id)
+
+
+def test_invalid_content_type_and_concept_text():
+    g = make_graph()
+    with pytest.raises(ValueError):
+        g.add_content("x", v(0), type="poem")
+    g.add_content("x", v(0))
+    with pytest.raises(LoomError):
+        g.text("c1")
+
+
+def test_extractive_name():
+    name, description = extractive_name("OAuth tokens expire. The OAuth refresh flow renews tokens.")
+    assert name == "oauth tokens expire"
+    assert description == "OAuth tokens expire."
+    assert extractive_name("") == ("untitled", "untitled")
+
+
+def test_arrays_are_cached_until_a_change():
+    g = make_graph()
+    g.add_content("a", v(0))
+    first = g.arrays()
+    assert g.arrays() is first
+    g.add_content("b", v(90))
+    second = g.arrays()
+    assert second is not first and len(second.content_ids) == 2
+    assert second.link_content.tolist() == [0, 1] and second.link_concept.tolist() == [0, 1]

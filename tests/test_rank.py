@@ -1,0 +1,118 @@
+"""Each ranking signal on a worked example, then the composite and the breakdown."""
+
+import numpy as np
+import pytest
+
+from conftest import unit
+from loom_nb import SIGNALS, LoomConfig, LoomGraph, Weights, rank
+from loom_nb.rank import (
+    composite,
+    concept_hops,
+    density_signal,
+    hop_signal,
+    provenance_signal,
+    semantic_signal,
+    size_signal,
+    staleness_signal,
+)
+
+
+def test_semantic_is_clipped_cosine():
+    vecs = np.array([[1.0, 0.0], [0.6, 0.8], [-1.0, 0.0], [0.0, 1.0]])
+    assert semantic_signal(vecs, np.array([1.0, 0.0])).tolist() == [1.0, 0.6, 0.0, 0.0]
+
+
+def test_concept_hops_bfs_with_cutoff():
+    # a chain 0-1-2-3 and an isolated 4
+    src = np.array([0, 1, 1, 2, 2, 3])
+    dst = np.array([1, 0, 2, 1, 3, 2])
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=5))])
+    indices = dst[np.argsort(src, kind="stable")]
+    assert concept_hops(indptr, indices, 0).tolist() == [0, 1, 2, 3, -1]
+    assert concept_hops(indptr, indices, 0, max_hops=2).tolist() == [0, 1, 2, -1, -1]
+    assert concept_hops(indptr, indices, 3).tolist() == [3, 2, 1, 0, -1]
+
+
+def test_hop_signal_takes_the_nearest_linked_concept():
+    # content 0 → concept 0 (anchor); content 1 → concepts 1 (dist 1) and 2 (dist 2);
+    # content 2 → concept 3 (unreachable)
+    dist = np.array([0, 1, 2, -1])
+    s, hops = hop_signal(3, np.array([0, 1, 1, 2]), np.array([0, 1, 2, 3]), dist, 0.5)
+    assert hops.tolist() == [1, 2, -1]
+    assert s.tolist() == [1.0, 0.5, 0.0]
+
+
+def test_staleness_halves_every_half_life():
+    s = staleness_signal(np.array([20, 12, 4, 25]), 20, 8.0)
+    assert s.tolist() == [1.0, 0.5, 0.25, 1.0]  # a future access counts as fresh
+
+
+def test_size_is_half_at_the_reference():
+    assert size_signal(np.array([0, 400, 1200, 3600]), 400).tolist() == [1.0, 0.5, 0.25, 0.1]
+
+
+def test_provenance_table():
+    types = np.array(["analysis", "output", "input", "summary", "file_reference"], dtype=object)
+    assert provenance_signal(types, LoomConfig().provenance).tolist() == [1.0, 0.8, 0.5, 0.9, 0.6]
+
+
+def test_density_counts_relevant_concepts_only():
+    # content 0 links to concepts 0, 1, 2 (two relevant); content 1 to concept 2 (not relevant)
+    s, k = density_signal(2, np.array([0, 0, 0, 1]), np.array([0, 1, 2, 2]), np.array([True, True, False]))
+    assert k.tolist() == [2, 0]
+    assert s.tolist() == [0.75, 0.0]
+
+
+def test_composite_is_the_normalised_weighted_sum():
+    w = Weights(semantic=2, hop=1, staleness=1, size=0, provenance=0, density=0)
+    signals = np.array([[1.0, 0.5, 0.0, 1.0, 1.0, 1.0]])
+    scores, contrib = composite(signals, w)
+    # (2*1 + 1*0.5 + 1*0) / 4 = 0.625
+    assert scores[0] == pytest.approx(0.625)
+    assert contrib[0].tolist() == pytest.approx([0.5, 0.125, 0.0, 0.0, 0.0, 0.0])
+
+
+def test_weights_validate():
+    with pytest.raises(ValueError):
+        Weights(semantic=-1)
+    with pytest.raises(ValueError):
+        Weights(0, 0, 0, 0, 0, 0)
+    assert Weights().only("semantic").as_tuple() == (0.35, 0, 0, 0, 0, 0)
+    assert Weights().without("semantic").semantic == 0
+
+
+def toy_graph():
+    """Three concepts on a chain and four content nodes, at known angles."""
+    g = LoomGraph(LoomConfig(concept_threshold=0.95, concept_edge_min=0.5), embedding_model="toy")
+    g.add_content("auth tokens", np.array(unit(0)), type="analysis")        # n1 → c1 (0°)
+    g.add_content("refresh flow", np.array(unit(45)))                       # n2 → c2 (45°), edge c1–c2 0.707
+    g.add_content("token rotation", np.array(unit(90)), type="output")      # n3 → c3 (90°), edge c2–c3 0.707
+    g.add_content("bananas", np.array(unit(180)))                           # n4 → c4, no edges
+    return g
+
+
+def test_rank_on_a_worked_example():
+    g = toy_graph()
+    g.advance_turn(8)
+    g.mark_accessed(["n1"])  # n1 used at turn 8; the others last touched at turn 0
+    ranking = rank(g, np.array(unit(10)), query="q")
+    raw = {nid: ranking.raw(nid) for nid in ranking.node_ids}
+    assert ranking.anchor == "c1"
+    assert raw["n1"]["semantic"] == pytest.approx(np.cos(np.radians(10)), abs=1e-6)
+    assert raw["n4"]["semantic"] == 0.0
+    assert [raw[n]["hop"] for n in ("n1", "n2", "n3", "n4")] == [1.0, 0.5, 0.25, 0.0]
+    assert raw["n1"]["staleness"] == 1.0  # used this turn
+    assert raw["n4"]["staleness"] == 0.5  # 8 turns old, half-life 8
+    assert raw["n1"]["provenance"] == 1.0 and raw["n3"]["provenance"] == 0.8
+    # relevant concepts (cos ≥ 0.3 to the 10° query): c1 (0.985), c2 (0.819), c3 (0.174 no)
+    assert ranking.relevant_concept_counts.tolist() == [1, 1, 0, 0]
+    assert ranking.top(1)[0][0] == "n1"
+    for nid in ranking.node_ids:
+        assert sum(ranking.breakdown(nid).values()) == pytest.approx(ranking.score(nid))
+    assert ranking.relevant.tolist() == [True, True, False, False]
+
+
+def test_rank_empty_graph():
+    g = LoomGraph(embedding_model="toy")
+    ranking = rank(g, np.array([1.0, 0.0]))
+    assert len(ranking) == 0 and ranking.anchor is None and ranking.top() == []

@@ -1,0 +1,74 @@
+import pytest
+
+from loom_nb.tokens import (
+    UNKNOWN_MODEL_CONTEXT,
+    context_window,
+    count_tokens,
+    count_tokens_many,
+    parse_show,
+    table_context,
+    truncate_to_tokens,
+)
+
+
+def test_counts_are_exact_cl100k():
+    # cl100k_base: "hello" and " world" are one token each
+    assert count_tokens("hello world") == 2
+    assert count_tokens("") == 0
+    assert count_tokens_many(["hello world", "", "hello"]) == [2, 0, 1]
+
+
+def test_special_token_text_is_counted_not_rejected():
+    assert count_tokens("<|endoftext|>") > 1
+
+
+def test_truncate_to_tokens():
+    text = "one two three four five six"
+    cut = truncate_to_tokens(text, 3)
+    assert cut == "one two three"
+    assert truncate_to_tokens(text, 100) == text
+    assert truncate_to_tokens(text, 0) == ""
+
+
+def test_table_matches_longest_prefix():
+    assert table_context("qwen2.5-coder:7b") == 32768
+    assert table_context("llama3.1:8b-instruct") == 131072
+    assert table_context("llama3:8b") == 8192
+    assert table_context("library/mistral:latest") == 32768
+    assert table_context("no-such-model") is None
+
+
+def test_context_window_uses_ollama_default_num_ctx(monkeypatch):
+    monkeypatch.delenv("OLLAMA_CONTEXT_LENGTH", raising=False)
+    win = context_window("llama3.1:8b")
+    assert (win.num_ctx, win.max_context, win.source) == (4096, 131072, "table")
+    monkeypatch.setenv("OLLAMA_CONTEXT_LENGTH", "16384")
+    assert context_window("llama3.1:8b").num_ctx == 16384
+    # the window in use never exceeds what the model supports
+    assert context_window("llama2").num_ctx == 4096
+
+
+def test_unknown_model_gets_the_stated_default():
+    win = context_window("my-finetune")
+    assert (win.num_ctx, win.max_context, win.source) == (UNKNOWN_MODEL_CONTEXT,) * 2 + ("default",)
+    with pytest.raises(ValueError):
+        context_window("")
+
+
+def test_parse_show_reads_context_length_and_num_ctx(monkeypatch):
+    monkeypatch.delenv("OLLAMA_CONTEXT_LENGTH", raising=False)
+    show = {"model_info": {"llama.context_length": 131072}, "parameters": "stop \"<|eot_id|>\"\nnum_ctx 8192"}
+    win = parse_show("llama3.1", show)
+    assert (win.num_ctx, win.max_context, win.source) == (8192, 131072, "ollama")
+    win = parse_show("llama3.1", {"model_info": {"llama.context_length": 131072}, "parameters": ""})
+    assert win.num_ctx == 4096
+
+
+class _FailingClient:
+    def show(self, model):
+        raise ConnectionError("refused")
+
+
+def test_unreachable_ollama_falls_back_to_the_table():
+    win = context_window("qwen2.5:7b", client=_FailingClient())
+    assert win.source == "table" and win.max_context == 32768
