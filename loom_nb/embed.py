@@ -277,7 +277,7 @@ class CachedEmbedder:
             if key not in self._vectors and key not in missing:
                 missing[key] = text
         self.misses += len(missing)
-        self.hits += len(texts) - sum(1 for k in keys if k in missing)
+        self.hits += len(texts) - len(missing)
         if missing:
             fresh = self.inner.embed(list(missing.values()))
             for key, vector in zip(missing, fresh):

@@ -19,7 +19,7 @@ from .classify import Classification, classify, split_input
 from .config import SIGNALS, LoomConfig, Weights
 from .embed import CachedEmbedder, Embedder, default_embedder
 from .errors import EmbeddingMismatchError, LoomError
-from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance
+from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, clean_text
 from .pack import (
     Budget,
     Mode,
@@ -275,6 +275,7 @@ class Loom:
             raise TypeError(f"text must be str, got {type(text).__name__}")
         if not text.strip():
             raise LoomError("cannot add empty text")
+        text = clean_text(text)
         classification = classify(text, self.graph.config)
         pieces = [text]
         kinds = [classification.kind]

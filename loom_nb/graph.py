@@ -34,6 +34,19 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def clean_text(text: str) -> str:
+    """``text`` as valid Unicode: surrogate pairs joined, lone surrogates replaced by U+FFFD.
+
+    Lone surrogates (from ``surrogateescape`` decoding or broken JSON) cannot be written
+    as UTF-8; they are the only thing a node's text ever loses.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 @dataclass
 class Provenance:
     """What created a node and why (seed 000 §4.2)."""
@@ -448,6 +461,7 @@ class LoomGraph:
         from .tokens import count_tokens
 
         vector = self._check_vector(vector)
+        text = clean_text(text)
         if summary_of is not None:
             source = self.node(summary_of)
             if source.kind != "content":

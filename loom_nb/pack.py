@@ -135,8 +135,8 @@ class Budget:
 def output_reservation(complexity: float | None, config: LoomConfig) -> float:
     """Share of the window kept for the answer: 30 % by default, 20–40 % by complexity.
 
-    >>> output_reservation(None, LoomConfig()), output_reservation(0.5, LoomConfig())
-    (0.3, 0.3)
+    >>> output_reservation(None, LoomConfig()), round(output_reservation(1.0, LoomConfig()), 2)
+    (0.3, 0.4)
     """
     if complexity is None:
         return config.output_reservation

@@ -48,7 +48,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8", "surrogatepass"))
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
@@ -354,7 +354,7 @@ def load_graph(folder: str | Path, *, expect_model: str | None = None) -> tuple[
     def load_text(node_id: str) -> str:
         text_path = content_dir / f"{node_id}.txt"
         try:
-            return text_path.read_bytes().decode("utf-8", "surrogatepass")
+            return text_path.read_bytes().decode("utf-8", "replace")
         except FileNotFoundError:
             raise SessionFormatError(text_path, f"content of node {node_id} is missing from the session folder") from None
 

@@ -1,0 +1,35 @@
+# Two commands on a fresh machine with Python 3.11 and pip:
+#   make demo   set up .venv, build the sample session, run three queries
+#   make test   set up .venv, run the tests and the tutorial notebooks
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: setup demo test bench notebooks clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "loom-nb needs Python 3.11+, found " + sys.version' 
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/loom-nb demo --out build/demo-session
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q --doctest-modules loom_nb tests
+	$(BIN)/python -m pytest -q --nbval-lax --nbval-current-env notebooks
+
+# Re-run the tutorial notebooks and save them executed (after changing the library).
+notebooks: $(STAMP)
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_engine.py
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .hypothesis

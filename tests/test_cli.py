@@ -1,0 +1,55 @@
+import json
+
+import pytest
+
+from loom_nb.cli import MAX_INPUT_BYTES, main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_add_query_show(tmp_path, capsys):
+    s = str(tmp_path / "session")
+    code, out, _ = run(capsys, "add", s, "OAuth refresh tokens are single use.", "--embedder", "hashing", "--type", "analysis")
+    assert code == 0 and "added 1 node(s)" in out and "n1 [analysis" in out
+    f = tmp_path / "notes.md"
+    f.write_text("The dark theme lives in theme.css.")
+    code, out, _ = run(capsys, "add", s, "--file", str(f), "--embedder", "hashing")
+    assert code == 0 and "n2" in out
+    code, out, _ = run(capsys, "query", s, "refresh tokens single use", "--budget", "300", "--mode", "fused", "--embedder", "hashing")
+    assert code == 0
+    assert "[Context loaded: 1 of 1 relevant nodes]" in out and "decision" in out
+    code, out, _ = run(capsys, "query", s, "refresh tokens single use", "--budget", "300", "--json", "--embedder", "hashing")
+    data = json.loads(out)
+    assert data["table"][0]["node_id"] == "n1" and data["table"][0]["decision"] == "loaded"
+    code, out, _ = run(capsys, "show", s, "--embedder", "hashing")
+    assert "2 content nodes" in out
+    code, out, _ = run(capsys, "show", s, "n1", "--embedder", "hashing")
+    assert "Content n1" in out and "OAuth refresh tokens are single use." in out
+    code, out, _ = run(capsys, "show", s, "c1", "--embedder", "hashing")
+    assert out.startswith("Concept c1")
+
+
+def test_errors_are_one_clear_line(tmp_path, capsys):
+    s = str(tmp_path / "session")
+    binary = tmp_path / "image.png"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    code, _, err = run(capsys, "add", s, "--file", str(binary), "--embedder", "hashing")
+    assert code == 2 and "looks binary" in err
+    huge = tmp_path / "huge.txt"
+    huge.write_bytes(b"a" * (MAX_INPUT_BYTES + 1))
+    code, _, err = run(capsys, "add", s, "--file", str(huge), "--embedder", "hashing")
+    assert code == 2 and "limit" in err
+    code, _, err = run(capsys, "add", s, "--file", str(tmp_path / "missing.txt"), "--embedder", "hashing")
+    assert code == 2 and "no such file" in err
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "graph.json").write_text("{ truncated")
+    code, _, err = run(capsys, "show", str(tmp_path / "bad"), "--embedder", "hashing")
+    assert code == 2 and "graph.json" in err and "not valid JSON" in err
+    code, _, err = run(capsys, "show", s, "n99", "--embedder", "hashing")
+    assert code == 2 and "n99" in err
+    with pytest.raises(SystemExit):
+        main(["query"])

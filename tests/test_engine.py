@@ -1,0 +1,163 @@
+"""The public API end to end: add, query, save, reopen."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loom_nb import HashingEmbedder, Loom, LoomConfig, LoomError, SIGNALS
+from loom_nb.demo import SAMPLE, build_session
+
+QUESTION = "Why does the token refresh fail after an hour, and what should we change?"
+LOG = "\n".join(
+    f"2026-11-20 10:00:{i:02d},301 ERROR auth.refresh refresh failed: invalid_grant (refresh token already used) user={4400 + i}"
+    for i in range(20)
+)
+
+
+@pytest.fixture
+def loom():
+    return Loom(embedder=HashingEmbedder())
+
+
+def test_a_question_followed_by_a_log_becomes_two_nodes(loom):
+    result = loom.add(QUESTION + "\n\n" + LOG)
+    assert result.classification.kind == "mixed" and result.classification.should_split
+    assert len(result.nodes) == 2
+    question, log = (loom.text(i) for i in result.ids)
+    assert question == QUESTION and log == LOG
+    assert result.nodes[1].provenance.reason == "logs part 2 of 2 split from one input"
+    assert result.nodes[1].meta["segment_kind"] == "logs"
+
+
+def test_short_inputs_are_never_split(loom):
+    result = loom.add("Why this?\n2026-11-20 10:00:01 ERROR x failed")
+    assert len(result.nodes) == 1
+
+
+def test_bad_inputs(loom):
+    with pytest.raises(LoomError, match="empty"):
+        loom.add("   ")
+    with pytest.raises(TypeError):
+        loom.add(b"bytes")
+    with pytest.raises(LoomError, match="query is empty"):
+        loom.query("")
+
+
+def test_query_result_holds_prompt_and_table(loom):
+    loom.add("OAuth refresh tokens are single use; store the rotated refresh token after each refresh.", type="analysis")
+    loom.add("The dark theme palette lives in theme.css custom properties.")
+    result = loom.query("How should the rotated refresh token be stored?", budget=400, mode="fused")
+    assert result.loaded == ["n1"]
+    assert [r.node_id for r in result.table] == ["n1", "n2"]
+    row = result.decision("n1")
+    assert row.decision == "loaded" and set(row.signals) == set(SIGNALS)
+    assert sum(row.contributions.values()) == pytest.approx(row.score)
+    assert result.decision("n2").decision == "excluded"
+    assert result.messages[0]["role"] == "system" and result.messages[1]["role"] == "user"
+    user = result.messages[1]["content"]
+    assert user.startswith("[Context loaded: 1 of 1 relevant nodes]")
+    assert "--- [n1]" in user and user.endswith("Question: How should the rotated refresh token be stored?")
+    assert result.prompt.startswith("### system")
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["table"][0]["decision"] == "loaded" and data["mode"]["name"] == "fused"
+    assert result.budget_split()["context used"] == result.packed.context_tokens
+
+
+def test_budget_from_a_model_window(loom, monkeypatch):
+    monkeypatch.delenv("OLLAMA_CONTEXT_LENGTH", raising=False)
+    loom.add("some text about tokens")
+    result = loom.query("tokens?", model="llama3.1:8b")
+    assert result.window.num_ctx == 4096 and result.budget.window == 4096
+    result = loom.query("tokens?", window=2000, mode="fused")
+    assert result.budget.window == 2000
+    assert sum(result.budget.zones().values()) == 2000
+
+
+def test_record_advances_the_clock_and_refreshes_loaded_nodes(loom):
+    loom.add("refresh tokens rotate")
+    loom.add("bananas are yellow")
+    loom.graph.advance_turn(5)
+    result = loom.query("refresh tokens", budget=300, mode="fused", record=True)
+    assert loom.graph.turn == 6
+    assert loom.node("n1").last_access_turn == 6 and loom.node("n2").last_access_turn == 0
+    assert result.loaded == ["n1"]
+
+
+def test_large_input_is_chunked_and_can_be_summarised(loom):
+    config = LoomConfig(large_node_tokens=100, chunk_tokens=40)
+    loom = Loom(embedder=HashingEmbedder(), config=config)
+    big = "\n".join(f"line {i}: the gateway answered request {i} with status 200" for i in range(60))
+    node = loom.add(big, split=False).nodes[0]
+    assert node.tokens > 100 and len(node.chunks) > 3
+    assert loom.graph.chunk_vectors[node.id].shape == (len(node.chunks), 256)
+    summary = loom.add_summary(node.id, "The gateway log is all status 200.")
+    assert summary.type == "summary" and loom.graph.summary_of(node.id) == summary.id
+
+
+def test_views_print_and_escape(loom):
+    loom.add("<script>alert(1)</script> <img src=x onerror=alert(2)> refresh tokens")
+    result = loom.query("refresh tokens", budget=300, mode="fused")
+    bundle = result._repr_mimebundle_()
+    assert "<script>alert" not in bundle["text/html"] and "&lt;script&gt;" in bundle["text/html"]
+    assert "onerror=alert" not in bundle["text/html"].replace("onerror=alert(2)&gt;", "")
+    assert "[Context loaded" in bundle["text/plain"] and "0x" not in bundle["text/plain"]
+    assert "Loom session" in str(loom) and "0x" not in repr(loom)
+
+
+def test_save_and_reopen(tmp_path):
+    loom = Loom(tmp_path / "s", embedder=HashingEmbedder())
+    loom.add("refresh tokens rotate")
+    loom.query("refresh tokens", budget=200)
+    loom.save()
+    again = Loom.open(tmp_path / "s", embedder=HashingEmbedder())
+    assert again.graph == loom.graph
+    assert again.last_scores["query"] == "refresh tokens"
+    with pytest.raises(LoomError, match="no session here"):
+        Loom.open(tmp_path / "empty", embedder=HashingEmbedder(), create=False)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(LoomError, match="is a file"):
+        Loom.open(tmp_path / "file", embedder=HashingEmbedder())
+    with pytest.raises(LoomError, match="no folder"):
+        Loom(embedder=HashingEmbedder()).save()
+
+
+# -- the sample session with the real default embedder ----------------------------------------
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory, minilm):
+    return build_session(SAMPLE, tmp_path_factory.mktemp("sample"), minilm)
+
+
+def _source_id(loom, prefix):
+    return next(n.id for n in loom.graph.content_nodes() if loom.text(n.id).startswith(prefix))
+
+
+@pytest.mark.slow
+def test_sample_session_simple_query_finds_the_api_docs(sample):
+    result = sample.query("What does POST /oauth/token return?", window=4096)
+    assert result.mode.name == "bare"
+    assert result.loaded[0] == _source_id(sample, "# Auth API")
+    css = _source_id(sample, "# Dashboard theme")
+    assert result.decision(css).decision == "excluded"
+
+
+@pytest.mark.slow
+def test_sample_session_complex_query_uses_fused_mode_and_skips_unrelated_notes(sample):
+    query = json.loads((SAMPLE / "session.json").read_text())["queries"][2]  # with a traceback
+    result = sample.query(query, window=4096)
+    assert result.mode.name == "fused"
+    loaded = set(result.loaded)
+    assert _source_id(sample, "# Analysis") in loaded
+    assert _source_id(sample, '"""Refreshing OAuth') in loaded
+    for unrelated in ("# Dashboard theme", "# Deploy runbook", "Planning meeting"):
+        assert _source_id(sample, unrelated) not in loaded
+    assert result.packed.context_tokens <= result.budget.context
+
+
+@pytest.mark.slow
+def test_sample_session_large_log_has_a_summary(sample):
+    log_id = max(sample.graph.content_nodes(), key=lambda n: n.tokens).id
+    assert "gateway" in sample.text(log_id)
+    assert sample.node(log_id).tokens > sample.graph.config.large_node_tokens
+    assert sample.graph.summary_of(log_id) is not None

@@ -1,0 +1,177 @@
+"""The session folder: round trip, atomic saves, and every kind of bad file."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from conftest import unit
+from loom_nb import EmbeddingMismatchError, HashingEmbedder, Loom, LoomConfig, LoomGraph, SessionFormatError
+from loom_nb.store import GRAPH_FILE, SCHEMA_VERSION, load_graph, save_graph
+
+
+def sample_graph():
+    g = LoomGraph(LoomConfig(concept_threshold=0.9), embedding_model="toy")
+    g.add_content("OAuth tokens expire", np.array(unit(0, 4)), type="analysis")
+    big = "line one\nline two\nline three\n"
+    g.add_content(big, np.array(unit(30, 4)), chunks=[(0, 9), (9, 18), (18, 29)],
+                  chunk_vectors=np.array([unit(a, 4) for a in (10, 20, 30)], dtype=np.float32))
+    g.add_content("a summary", np.array(unit(5, 4)), summary_of="n2")
+    g.add_content("unicode: naïve café ✓ 😀 lone \udc80 surrogate", np.array(unit(90, 4)))
+    g.advance_turn(3)
+    g.mark_accessed(["n1"])
+    g.metadata["note"] = "kept"
+    return g
+
+
+def test_round_trip_is_equal_with_bit_identical_vectors(tmp_path):
+    g = sample_graph()
+    save_graph(g, tmp_path)
+    loaded, doc = load_graph(tmp_path)
+    assert loaded == g
+    for table in ("content_vectors", "concept_vectors"):
+        a, b = getattr(g, table), getattr(loaded, table)
+        assert a.ids == b.ids and a.matrix.tobytes() == b.matrix.tobytes()
+    assert loaded.chunk_vectors["n2"].tobytes() == g.chunk_vectors["n2"].tobytes()
+    assert loaded.text("n4") == g.text("n4") == "unicode: naïve café ✓ 😀 lone \ufffd surrogate"
+    assert loaded.turn == 3 and loaded.metadata == {"note": "kept"}
+    assert loaded.node("n1").linking.created == "c1"
+    assert doc["schema_version"] == SCHEMA_VERSION and doc["embedding"] == {"model": "toy", "dim": 4}
+    # and the loaded graph keeps working
+    loaded.add_content("more", np.array(unit(45, 4)))
+    assert loaded.node("n5").id == "n5"
+
+
+def test_graph_json_is_inspectable(tmp_path):
+    save_graph(sample_graph(), tmp_path)
+    doc = json.loads((tmp_path / GRAPH_FILE).read_text())
+    kinds = sorted({n["kind"] for n in doc["nodes"]})
+    assert kinds == ["concept", "content"]
+    assert (tmp_path / "content" / "n1.txt").read_text() == "OAuth tokens expire"
+    assert sorted(p.name.split(".")[0] for p in (tmp_path / "embeddings").iterdir()) == ["chunks", "concepts", "content"]
+
+
+def test_resave_replaces_generation_and_removes_old_files(tmp_path):
+    g = sample_graph()
+    save_graph(g, tmp_path)
+    g.remove("n4")
+    save_graph(g, tmp_path)
+    names = sorted(p.name for p in (tmp_path / "embeddings").iterdir())
+    assert names == ["chunks.g2.npy", "concepts.g2.npy", "content.g2.npy"]
+    assert not (tmp_path / "content" / "n4.txt").exists()
+    assert load_graph(tmp_path)[0] == g
+
+
+def test_a_failed_save_leaves_the_previous_session_intact(tmp_path, monkeypatch):
+    g = sample_graph()
+    save_graph(g, tmp_path)
+    before = (tmp_path / GRAPH_FILE).read_bytes()
+    g.add_content("new text", np.array(unit(60, 4)))
+    import loom_nb.store as store
+
+    def crash(path, text):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store, "atomic_write_text", lambda p, t: crash(p, t) if p.name == GRAPH_FILE else store.atomic_write_bytes(p, t.encode()))
+    with pytest.raises(OSError):
+        save_graph(g, tmp_path)
+    assert (tmp_path / GRAPH_FILE).read_bytes() == before
+    loaded, _ = load_graph(tmp_path)
+    assert "n5" not in loaded and loaded.counts()["content"] == 4
+
+
+def _write(tmp_path, data: bytes):
+    (tmp_path / GRAPH_FILE).write_bytes(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"", "empty"),
+        (b'{"format": "loom-nb/graph", "schema_version": 1, "nod', "not valid JSON"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "not UTF-8"),
+        (b'{"nodes": [], "edges": []}', "not a loom-nb graph"),
+        (b'["a", "list"]', "not a loom-nb graph"),
+        (b'{"format": "loom-nb/graph", "schema_version": 99}', "newer loom-nb"),
+        (b'{"format": "loom-nb/graph", "schema_version": "1"}', "expected an integer"),
+        (b'{"format": "loom-nb/graph", "schema_version": 1, "nodes": []}', "missing the 'embedding' section"),
+    ],
+)
+def test_bad_graph_json_names_the_file_and_the_problem_and_changes_nothing(tmp_path, data, message):
+    _write(tmp_path, data)
+    with pytest.raises(SessionFormatError) as err:
+        load_graph(tmp_path)
+    assert str(tmp_path / GRAPH_FILE) in str(err.value) and message in str(err.value)
+    assert (tmp_path / GRAPH_FILE).read_bytes() == data  # nothing damaged
+    assert sorted(p.name for p in tmp_path.iterdir()) == [GRAPH_FILE]
+
+
+def test_missing_folder_and_missing_vectors(tmp_path):
+    with pytest.raises(SessionFormatError, match="not a loom-nb session folder"):
+        load_graph(tmp_path / "nowhere")
+    save_graph(sample_graph(), tmp_path)
+    vec = next((tmp_path / "embeddings").glob("content.*.npy"))
+    vec.unlink()
+    with pytest.raises(SessionFormatError, match="vector file named by graph.json is missing") as err:
+        load_graph(tmp_path)
+    assert vec.name in str(err.value)
+
+
+def test_vectors_of_the_wrong_shape_are_refused(tmp_path):
+    save_graph(sample_graph(), tmp_path)
+    vec = next((tmp_path / "embeddings").glob("content.*.npy"))
+    np.save(vec, np.zeros((4, 8), dtype=np.float32))
+    with pytest.raises(SessionFormatError, match=r"expects \(4, 4\) float32"):
+        load_graph(tmp_path)
+
+
+def test_malformed_node_record(tmp_path):
+    save_graph(sample_graph(), tmp_path)
+    doc = json.loads((tmp_path / GRAPH_FILE).read_text())
+    del doc["nodes"][0]["id"]
+    (tmp_path / GRAPH_FILE).write_text(json.dumps(doc))
+    with pytest.raises(SessionFormatError, match="node record #0 is malformed"):
+        load_graph(tmp_path)
+
+
+def test_vectors_from_another_model_are_never_mixed(tmp_path):
+    save_graph(sample_graph(), tmp_path)
+    with pytest.raises(EmbeddingMismatchError, match="'toy'"):
+        load_graph(tmp_path, expect_model="all-MiniLM-L6-v2")
+    loom = Loom(tmp_path / "s", embedder=HashingEmbedder(256))
+    loom.add("hello there")
+    loom.save()
+    with pytest.raises(EmbeddingMismatchError):
+        Loom.open(tmp_path / "s", embedder=HashingEmbedder(128))
+    g = LoomGraph(embedding_model="toy")
+    g.add_content("a", np.array(unit(0, 4)))
+    with pytest.raises(EmbeddingMismatchError):
+        g.add_content("b", np.array(unit(0, 3)))
+
+
+def test_missing_content_file_is_reported_when_read(tmp_path):
+    save_graph(sample_graph(), tmp_path)
+    (tmp_path / "content" / "n1.txt").unlink()
+    loaded, _ = load_graph(tmp_path)
+    with pytest.raises(SessionFormatError, match="content of node n1 is missing"):
+        loaded.text("n1")
+
+
+def test_embedding_cache_survives_a_reopen(tmp_path):
+    class Counting(HashingEmbedder):
+        calls = 0
+
+        def embed(self, texts):
+            Counting.calls += len(texts)
+            return super().embed(texts)
+
+    loom = Loom(tmp_path, embedder=Counting())
+    loom.add("the same text")
+    loom.save()
+    assert Counting.calls == 1
+    again = Loom.open(tmp_path, embedder=Counting())
+    again.query("the same text", budget=100)
+    assert Counting.calls == 1  # the query text was cached with the session
+    assert again.embedder.hits == 1

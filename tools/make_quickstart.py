@@ -1,0 +1,126 @@
+"""Writes notebooks/01_quickstart.ipynb from the cells below (then run execute_notebooks.py)."""
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+cells = [
+    new_markdown_cell(
+        "# loom-nb quickstart\n\n"
+        "loom-nb decides what context a local LLM gets, and shows you that decision. In this notebook we\n"
+        "build a small session from a debugging conversation, ask three queries of different complexity,\n"
+        "and look at what was loaded, what was left out, and why.\n\n"
+        "Everything runs offline: the default embedder is all-MiniLM-L6-v2 running in-process, and no\n"
+        "Ollama server is needed."
+    ),
+    new_code_cell(
+        "from pathlib import Path\n"
+        "from loom_nb import Loom, LoomConfig\n\n"
+        "SOURCES = Path('../sample_sessions/auth-debugging/sources')\n"
+        "loom = Loom()  # in memory for now; the default embedder loads on first use\n"
+        "loom"
+    ),
+    new_markdown_cell(
+        "## Adding text\n\n"
+        "`add` classifies the input without calling a model. A question followed by a pasted log is split into\n"
+        "two content nodes, so that later queries can load the question without the log, or the log without the\n"
+        "question. Each node is linked to every concept at or above the threshold (0.8), or founds a new\n"
+        "concept; the closest concept below the threshold is recorded as the *near miss*."
+    ),
+    new_code_cell(
+        "pasted = (SOURCES / '01-question-with-log.txt').read_text()\n"
+        "print(loom.classify(pasted))\n"
+        "result = loom.add(pasted)\n"
+        "print(result)\n"
+        "assert len(result.nodes) == 2  # the question and the log"
+    ),
+    new_code_cell(
+        "kinds = {\n"
+        "    '02-token-refresh.py': 'input',\n"
+        "    '03-earlier-analysis.md': 'analysis',  # an earlier answer of the model\n"
+        "    '04-api-docs.md': 'input',\n"
+        "    '05-middleware.py': 'input',\n"
+        "    '06-css-theme-notes.md': 'input',\n"
+        "    '07-deploy-runbook.md': 'input',\n"
+        "}\n"
+        "for name, kind in kinds.items():\n"
+        "    print(name, '->', loom.add((SOURCES / name).read_text(), type=kind, reason=name))\n"
+        "print(loom)"
+    ),
+    new_markdown_cell(
+        "## Asking a query\n\n"
+        "`query` embeds the question, scores every content node on six signals (semantic relevance, hop\n"
+        "distance from the most relevant concept, staleness, size, provenance, link density), then fills the\n"
+        "budget in descending score order. The window here is 4,096 tokens: the budget subtracts the system\n"
+        "prompt, the question and an output reservation that grows with the question's complexity."
+    ),
+    new_code_cell(
+        "simple = loom.query('What does POST /oauth/token return?', window=4096)\n"
+        "simple"
+    ),
+    new_markdown_cell(
+        "The result holds both what goes to the model and the table behind it. The manifest header is the\n"
+        "first thing the model reads: what was loaded, and how much relevant context was left out."
+    ),
+    new_code_cell(
+        "print(simple.manifest)\n"
+        "print()\n"
+        "for zone, tokens in simple.budget_split().items():\n"
+        "    print(f'{zone:>16}: {tokens:,}')\n"
+        "assert simple.packed.context_tokens <= simple.budget.context"
+    ),
+    new_code_cell(
+        "top = simple.table[0]\n"
+        "print(top.node_id, top.title, top.decision, '-', top.reason)\n"
+        "for signal, contribution in top.contributions.items():\n"
+        "    print(f'  {signal:>10}: raw {top.signals[signal]:.2f} -> contributes {contribution:.3f}')\n"
+        "print(f'  {\"score\":>10}: {top.score:.3f}')"
+    ),
+    new_markdown_cell(
+        "## Modes\n\n"
+        "The classifier's complexity picks a retrieval preset: **BARE** (graph signals, 3 items), **FAST**\n"
+        "(semantic only, 8 items) or **FUSED** (every signal, bounded by the budget alone). A multi-part\n"
+        "question with a pasted traceback gets FUSED; you can force any mode with `mode=`."
+    ),
+    new_code_cell(
+        "complex_query = (\n"
+        "    'Users are logged out every hour. First, explain why the refresh token is rejected; then, show which '\n"
+        "    'code must change and how; finally, is anything else failing?\\n'\n"
+        "    'Traceback (most recent call last):\\n'\n"
+        "    '  File \"token_refresh.py\", line 33, in refresh\\n'\n"
+        "    '    raise PermissionError(response.json().get(\"error\", \"refresh failed\"))\\n'\n"
+        "    'PermissionError: invalid_grant'\n"
+        ")\n"
+        "deep = loom.query(complex_query, window=4096)\n"
+        "print(deep.classification.kind, round(deep.classification.complexity, 2), deep.mode.name)\n"
+        "print(deep.manifest)\n"
+        "assert deep.mode.name == 'fused'"
+    ),
+    new_code_cell(
+        "forced = loom.query('What does POST /oauth/token return?', window=4096, mode='fused')\n"
+        "print([row.node_id for row in forced.table if row.decision == 'loaded'])"
+    ),
+    new_markdown_cell(
+        "## The prompt\n\n"
+        "This is exactly what would be sent to the model (`result.messages` is the same as chat messages).\n"
+        "The evidence is labelled as evidence, not instructions."
+    ),
+    new_code_cell("print(simple.prompt)"),
+    new_markdown_cell(
+        "## Saving the session\n\n"
+        "A session folder holds `graph.json` (every node, edge and setting), `content/` (the texts) and\n"
+        "`embeddings/` (the vectors, bit for bit). Saves are atomic; reopening gives an equal graph."
+    ),
+    new_code_cell(
+        "import tempfile\n"
+        "folder = Path(tempfile.mkdtemp()) / 'auth-session'\n"
+        "loom.save(folder)\n"
+        "print(sorted(p.name for p in folder.iterdir()))\n"
+        "again = Loom.open(folder)\n"
+        "assert again.graph == loom.graph\n"
+        "print(again)"
+    ),
+]
+
+nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+nbformat.write(nb, "notebooks/01_quickstart.ipynb")
+print("wrote notebooks/01_quickstart.ipynb")
