@@ -103,11 +103,13 @@ class QueryResult:
         """Ids of the nodes whose text (whole, summary or chunks) is in the context."""
         return [b.node_id for b in self.packed.blocks]
 
+    def rows(self, limit: int | None = None) -> list[NodeDecision]:
+        """The first ``limit`` rows of :attr:`table` (cheap even on a huge graph)."""
+        return self.packed.rows(limit)
+
     def decision(self, node_id: str) -> NodeDecision:
-        for row in self.packed.decisions:
-            if row.node_id == node_id:
-                return row
-        raise KeyError(node_id)
+        """The table row of one node."""
+        return self.packed.decision_of(node_id)
 
     def budget_split(self) -> dict[str, int]:
         """Tokens per zone, with the context zone split into used and unused."""
@@ -205,7 +207,8 @@ class Loom:
             raise EmbeddingMismatchError(
                 f"the graph's vectors come from {self.graph.embedding_model!r}, the embedder is {self.embedder.model_id!r}"
             )
-        self.last_scores: dict[str, Any] = {}
+        self._saved_scores: dict[str, Any] = {}
+        self._last_query: tuple | None = None
 
     # -- opening and saving -----------------------------------------------------------------
     @classmethod
@@ -236,8 +239,17 @@ class Loom:
         if saved is not None:
             cached.preload(*saved)
         loom = cls(folder, embedder=cached, config=config, namer=namer, graph=graph)
-        loom.last_scores = doc.get("scores", {})
+        loom._saved_scores = doc.get("scores", {})
         return loom
+
+    @property
+    def last_scores(self) -> dict[str, Any]:
+        """The last query's scores per node (saved in graph.json as ``scores``)."""
+        if self._last_query is None:
+            return self._saved_scores
+        text, turn, mode, ranking, loaded = self._last_query
+        by_node = dict(zip(ranking.node_ids, np.round(ranking.scores, 6).tolist()))
+        return {"query": text, "turn": turn, "mode": mode, "by_node": by_node, "loaded": loaded}
 
     def save(self, folder: str | Path | None = None) -> Path:
         """Write the session atomically to ``folder`` (default: where it was opened)."""
@@ -382,13 +394,7 @@ class Loom:
         if record:
             self.graph.advance_turn()
             self.graph.mark_accessed([b.node_id for b in packed.blocks])
-        self.last_scores = {
-            "query": text,
-            "turn": self.graph.turn,
-            "mode": chosen.name,
-            "by_node": {d.node_id: round(d.score, 6) for d in packed.decisions},
-            "loaded": [b.node_id for b in packed.blocks],
-        }
+        self._last_query = (text, self.graph.turn, chosen.name, ranking, [b.node_id for b in packed.blocks])
         return QueryResult(
             query=text, classification=classification, mode=chosen, budget=plan, window=win,
             ranking=ranking, packed=packed, messages=messages, seconds=time.perf_counter() - started,

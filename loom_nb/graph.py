@@ -275,8 +275,8 @@ class GraphArrays:
     content_vectors: np.ndarray
     tokens: np.ndarray
     last_access_turn: np.ndarray
-    types: np.ndarray
-    """Content type per node (numpy array of str)."""
+    type_codes: np.ndarray
+    """Content type per node, as an index into ``CONTENT_TYPES``."""
     concept_ids: list[str]
     concept_vectors: np.ndarray
     link_content: np.ndarray
@@ -594,7 +594,7 @@ class LoomGraph:
             content_vectors=self.content_vectors.matrix,
             tokens=np.fromiter((n.tokens for n in nodes), dtype=np.int64, count=len(nodes)),
             last_access_turn=np.fromiter((n.last_access_turn for n in nodes), dtype=np.int64, count=len(nodes)),
-            types=np.array([n.type for n in nodes], dtype=object),
+            type_codes=np.fromiter((_TYPE_CODE[n.type] for n in nodes), dtype=np.int64, count=len(nodes)),
             concept_ids=concept_ids,
             concept_vectors=self.concept_vectors.matrix,
             link_content=np.asarray(link_c, dtype=np.int64),
@@ -651,6 +651,9 @@ class LoomGraph:
             f"LoomGraph({c['concepts']} concepts, {c['content']} content nodes, {c['edges']} edges, "
             f"model={self.embedding_model!r}, threshold={self.config.concept_threshold})"
         )
+
+
+_TYPE_CODE = {name: i for i, name in enumerate(CONTENT_TYPES)}
 
 
 def _title(text: str, limit: int = 60) -> str:

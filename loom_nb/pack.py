@@ -219,18 +219,81 @@ class Block:
     """Its manifest line."""
 
 
-@dataclass
 class Packed:
-    """The output of :func:`pack`: decisions for every node, and the rendered context."""
+    """The output of :func:`pack`: the rendered context and a decision for every node.
 
-    decisions: list[NodeDecision]
-    blocks: list[Block]
-    manifest: str
-    context: str
-    context_tokens: int
-    budget: Budget
-    relevant_count: int
-    all_fit: bool
+    The per-node table is built on demand (:attr:`decisions`, :meth:`rows`): packing
+    itself touches only the nodes it considers, so it stays fast at 50k nodes.
+    """
+
+    def __init__(self, *, blocks, manifest, context, context_tokens, budget, relevant_count, all_fit,
+                 graph, ranking, visited, skipped_left, lower_bounds, limit_reason, config):
+        self.blocks: list[Block] = blocks
+        self.manifest: str = manifest
+        self.context: str = context
+        self.context_tokens: int = context_tokens
+        self.budget: Budget = budget
+        self.relevant_count: int = relevant_count
+        self.all_fit: bool = all_fit
+        self._graph = graph
+        self._ranking = ranking
+        self._visited = visited
+        self._skipped_left = skipped_left
+        self._lower_bounds = lower_bounds
+        self._limit_reason = limit_reason
+        self._config = config
+        self._decisions: list[NodeDecision] | None = None
+
+    def row(self, i: int, rank_no: int) -> NodeDecision:
+        """The table row of ranking row ``i`` (its position in score order is ``rank_no``)."""
+        r = self._ranking
+        node = self._graph.node(r.node_ids[i])
+        decision, reason, loaded, chunks = self._visited.get(i, (None, "", 0, []))
+        if decision is None:
+            if not r.relevant[i]:
+                decision = "excluded"
+                reason = f"semantic {r.signals[i, 0]:.2f} below relevance floor {self._config.relevance_floor}"
+            elif self._skipped_left[i] == -2:
+                decision, reason = "manifest_only", self._limit_reason
+            else:
+                decision = "manifest_only"
+                reason = f"needs at least {int(self._lower_bounds[i])} tokens, {int(self._skipped_left[i])} left"
+        return NodeDecision(
+            node_id=node.id,
+            title=node.title,
+            type=node.type,
+            tokens=node.tokens,
+            score=float(r.scores[i]),
+            signals={n: float(r.signals[i, k]) for k, n in enumerate(SIGNALS)},
+            contributions={n: float(r.contributions[i, k]) for k, n in enumerate(SIGNALS)},
+            relevant=bool(r.relevant[i]),
+            decision=decision,
+            reason=reason,
+            loaded_tokens=loaded,
+            hops=int(r.hops[i]),
+            chunks=list(chunks),
+            rank=rank_no,
+        )
+
+    def rows(self, limit: int | None = None) -> list[NodeDecision]:
+        """The first ``limit`` rows of the table in score order (all when ``None``)."""
+        if self._decisions is not None:
+            return self._decisions[:limit] if limit is not None else self._decisions
+        order = self._ranking.order if limit is None else self._ranking.order[:limit]
+        rows = [self.row(int(i), k + 1) for k, i in enumerate(order)]
+        if limit is None:
+            self._decisions = rows
+        return rows
+
+    @property
+    def decisions(self) -> list[NodeDecision]:
+        """Every content node, in score order, with its decision and the reason."""
+        return self.rows()
+
+    def decision_of(self, node_id: str) -> NodeDecision:
+        i = self._ranking.row(node_id)
+        rank_no = int(np.flatnonzero(self._ranking.order == i)[0]) + 1
+        return self.row(i, rank_no)
 
 
 def _manifest_line(label: str, score: float, source: str) -> str:
@@ -300,37 +363,39 @@ def pack(
     4. A node over ``large_node_tokens`` that would take more than ``max_whole_share`` of
        the budget goes in as its *summary* node if one exists, else as its most relevant
        *chunks*, else only in the manifest.
+
+    Only nodes whose cheapest form could still fit are looked at one by one; the rest are
+    skipped with numpy, so the cost grows with what is loaded, not with the graph.
     """
     config = config or graph.config
     mode = mode or MODES["fused"]
-    order = [int(i) for i in ranking.order]
     ids = ranking.node_ids
-    rows = {ids[i]: i for i in order}
-    relevant_rows = [i for i in order if ranking.relevant[i]]
+    tokens = ranking.tokens
+    order = ranking.order
+    relevant_order = order[ranking.relevant[order]]
+    relevant_count = int(relevant_order.size)
     allowance = budget.evidence
-    nodes = {i: graph.node(ids[i]) for i in order}
+    limit = mode.item_limit
+    min_frame = _min_frame_tokens()
+    large = tokens > config.large_node_tokens
 
-    def decision_row(i: int, rank_no: int) -> NodeDecision:
-        node = nodes[i]
-        return NodeDecision(
-            node_id=node.id,
-            title=node.title,
-            type=node.type,
-            tokens=node.tokens,
-            score=float(ranking.scores[i]),
-            signals={n: float(ranking.signals[i, k]) for k, n in enumerate(SIGNALS)},
-            contributions={n: float(ranking.contributions[i, k]) for k, n in enumerate(SIGNALS)},
-            relevant=bool(ranking.relevant[i]),
-            decision="excluded",
-            reason="",
-            hops=int(ranking.hops[i]),
-            rank=rank_no,
-        )
+    # Lower bound of what each node could cost in its cheapest form (for skipping).
+    lower = tokens.astype(np.int64) + min_frame
+    for i in relevant_order[large[relevant_order]]:  # only the few large relevant nodes
+        node_id = ids[i]
+        alternatives = []
+        summary_id = graph.summary_of(node_id)
+        if summary_id is not None:
+            alternatives.append(graph.node(summary_id).tokens + min_frame)
+        if node_id in graph.chunk_vectors and query_vector is not None:
+            alternatives.append(min_frame + 1)
+        lower[i] = min([int(lower[i])] + alternatives)
 
-    table = {i: decision_row(i, r + 1) for r, i in enumerate(order)}
-    for i in order:
-        if not ranking.relevant[i]:
-            table[i].reason = f"semantic {ranking.signals[i, 0]:.2f} below relevance floor {config.relevance_floor}"
+    skipped_left = np.full(len(ids), -1, dtype=np.int64)
+    visited: dict[int, tuple[str, str, int, list]] = {}
+    blocks: list[Block] = []
+    covered: set[str] = set()
+    used = 0
 
     def frame_cost(node_id: str, label: str, source: str, score: float) -> int:
         """Tokens a block costs beyond its body: delimiters, manifest line, separators."""
@@ -339,63 +404,67 @@ def pack(
         return frame + line + 3
 
     def cost_whole(i: int) -> int:
-        node = nodes[i]
+        node = graph.node(ids[i])
         return node.tokens + frame_cost(node.id, node.title, node.type, float(ranking.scores[i]))
 
-    blocks: list[Block] = []
-    used = 0
-    covered: set[str] = set()
-    full_costs = {i: cost_whole(i) for i in relevant_rows}
-    limit = mode.item_limit
-    all_fit = sum(full_costs.values()) <= allowance and (limit is None or len(relevant_rows) <= limit)
+    all_fit = (limit is None or relevant_count <= limit) and int(lower[relevant_order].sum()) <= allowance
+    if all_fit:  # the bound says maybe: check exactly (few nodes, since they all fit)
+        all_fit = sum(cost_whole(int(i)) for i in relevant_order) <= allowance
 
-    def add_block(i: int, label: str, text: str, decision: str, reason: str, cost: int, spans=None, source_id=None):
+    def add_block(i: int, label: str, text: str, decision: str, reason: str, cost: int, spans=()):
         nonlocal used
-        node = nodes[i] if source_id is None else graph.node(source_id)
+        node = graph.node(ids[i])
         score = float(ranking.scores[i])
-        line = _manifest_line(label, score, node.type)
-        blocks.append(Block(node.id, label, node.type, score, text, count_tokens(text), line))
+        blocks.append(Block(node.id, label, node.type, score, text, count_tokens(text), _manifest_line(label, score, node.type)))
         used += cost
-        row = table[i]
-        row.decision, row.reason, row.loaded_tokens = decision, reason, cost
-        if spans:
-            row.chunks = list(spans)
+        visited[i] = (decision, reason, cost, list(spans))
         covered.add(node.id)
 
-    for i in relevant_rows:
-        node = nodes[i]
-        row = table[i]
-        if node.id in covered:
-            continue
-        if limit is not None and len(blocks) >= limit:
-            row.decision, row.reason = "manifest_only", f"{mode.name.upper()} mode item limit ({limit}) reached"
-            continue
-        cost = full_costs[i]
+    limit_reason = f"{mode.name.upper()} mode item limit ({limit}) reached"
+    position = 0
+    while position < relevant_count:
         left = allowance - used
+        if limit is not None and len(blocks) >= limit:
+            skipped_left[relevant_order[position:]] = -2
+            break
+        # jump to the next node whose cheapest form could fit; mark the ones passed over
+        candidates = relevant_order[position:]
+        fits = np.flatnonzero(lower[candidates] <= left)
+        if fits.size == 0:
+            skipped_left[candidates] = left
+            break
+        skipped_left[candidates[: fits[0]]] = left
+        position += int(fits[0])
+        i = int(relevant_order[position])
+        position += 1
+        node = graph.node(ids[i])
+        score = float(ranking.scores[i])
+        if node.id in covered:  # a summary already loaded in its source's place
+            continue
+        cost = cost_whole(i)
         if all_fit:
             add_block(i, node.title, graph.text(node.id), "loaded", "all relevant content fits the budget", cost)
             continue
         too_big = node.tokens > config.large_node_tokens and cost > config.max_whole_share * allowance
         if not too_big and cost <= left:
-            add_block(i, node.title, graph.text(node.id), "loaded", f"score {row.score:.2f}, fits ({cost} of {left} tokens left)", cost)
+            add_block(i, node.title, graph.text(node.id), "loaded", f"score {score:.2f}, fits ({cost} of {left} tokens left)", cost)
             continue
         if node.tokens > config.large_node_tokens:
             summary_id = graph.summary_of(node.id)
             if summary_id is not None and summary_id not in covered:
                 summary = graph.node(summary_id)
                 s_label = f"{node.title} (summary)"
-                s_cost = summary.tokens + frame_cost(node.id, s_label, node.type, row.score)
+                s_cost = summary.tokens + frame_cost(node.id, s_label, node.type, score)
                 if s_cost <= left:
                     add_block(i, s_label, graph.text(summary_id), "summary", f"{node.tokens} tokens is large; loaded its summary {summary_id}", s_cost)
                     covered.add(summary_id)
-                    if summary_id in rows:
-                        srow = table[rows[summary_id]]
-                        srow.decision, srow.reason = "summary", f"loaded in place of {node.id}"
+                    if summary_id in graph.content_vectors.index:
+                        visited[ranking.row(summary_id)] = ("summary", f"loaded in place of {node.id}", 0, [])
                     continue
             vectors = graph.chunk_vectors.get(node.id)
             if vectors is not None and query_vector is not None and len(node.chunks):
                 longest = f"{node.title} ({len(node.chunks)} of {len(node.chunks)} chunks)"
-                frame = frame_cost(node.id, longest, node.type, row.score)
+                frame = frame_cost(node.id, longest, node.type, score)
                 chunk_allowance = min(left, int(config.max_whole_share * allowance)) - frame
                 text = graph.text(node.id)
                 spans, c_used = best_chunks(node.chunks, vectors, query_vector, text, chunk_allowance)
@@ -404,25 +473,37 @@ def pack(
                     body = "\n…\n".join(text[s:e] for s, e in spans)
                     add_block(i, label, body, "chunk", f"{node.tokens} tokens is large; loaded its {len(spans)} most relevant chunks", c_used + frame, spans)
                     continue
-        row.decision = "manifest_only"
-        row.reason = f"needs {cost} tokens, {left} left" if cost > left else f"{node.tokens} tokens is over {config.max_whole_share:.0%} of the budget and has no summary or chunks"
+        reason = f"needs {cost} tokens, {left} left" if cost > left else f"{node.tokens} tokens is over {config.max_whole_share:.0%} of the budget and has no summary or chunks"
+        visited[i] = ("manifest_only", reason, 0, [])
 
-    relevant_count = len(relevant_rows)
     context = render_context(blocks, relevant_count, relevant_count - len(blocks), callback_available)
-    tokens = count_tokens(context)
+    context_tokens = count_tokens(context)
     # BPE merges across block boundaries can differ from the sum of parts: check the real
     # count and drop the lowest-scored block until it fits. The budget is never exceeded.
-    while tokens > budget.context and blocks:
+    while context_tokens > budget.context and blocks:
         dropped = blocks.pop()
-        row = table[rows[dropped.node_id]]
-        row.decision, row.reason, row.loaded_tokens, row.chunks = "manifest_only", "dropped: rendered context over budget", 0, []
+        visited[ranking.row(dropped.node_id)] = ("manifest_only", "dropped: rendered context over budget", 0, [])
         context = render_context(blocks, relevant_count, relevant_count - len(blocks), callback_available)
-        tokens = count_tokens(context)
+        context_tokens = count_tokens(context)
     manifest = render_manifest([b.line for b in blocks], relevant_count, relevant_count - len(blocks), callback_available)
-    if tokens > budget.context:  # not even the header fits: send no context at all
-        context, tokens = "", 0
-    decisions = [table[i] for i in order]
-    return Packed(decisions, blocks, manifest, context, tokens, budget, relevant_count, all_fit)
+    if context_tokens > budget.context:  # not even the header fits: send no context at all
+        context, context_tokens = "", 0
+    return Packed(
+        blocks=blocks, manifest=manifest, context=context, context_tokens=context_tokens, budget=budget,
+        relevant_count=relevant_count, all_fit=all_fit, graph=graph, ranking=ranking, visited=visited,
+        skipped_left=skipped_left, lower_bounds=lower, limit_reason=limit_reason, config=config,
+    )
+
+
+_MIN_FRAME: int | None = None
+
+
+def _min_frame_tokens() -> int:
+    """A lower bound on a block's frame: delimiters and manifest line with the shortest id and label."""
+    global _MIN_FRAME
+    if _MIN_FRAME is None:
+        _MIN_FRAME = count_tokens(_render_block("n", "", "input", "")) + count_tokens(_manifest_line("", 0.0, "input"))
+    return _MIN_FRAME
 
 
 def assemble_prompt(system_prompt: str, context: str, query: str) -> list[dict[str, str]]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .config import SIGNALS, LoomConfig, Weights
+from .config import CONTENT_TYPES, SIGNALS, LoomConfig, Weights
 from .graph import GraphArrays, LoomGraph
 
 MAX_HOPS = 5
@@ -102,16 +102,17 @@ def size_signal(tokens: np.ndarray, reference_tokens: int) -> np.ndarray:
     return reference_tokens / (reference_tokens + tokens)
 
 
-def provenance_signal(types: np.ndarray, table: dict[str, float]) -> np.ndarray:
+def provenance_signal(type_codes: np.ndarray, table: dict[str, float]) -> np.ndarray:
     """The configured weight of each node's source type (analysis > output > input).
 
-    >>> provenance_signal(np.array(["analysis", "input"], dtype=object), {"analysis": 1.0, "input": 0.5}).tolist()
+    ``type_codes`` index :data:`~loom_nb.config.CONTENT_TYPES`
+    ("input", "output", "analysis", "file_reference", "summary").
+
+    >>> provenance_signal(np.array([2, 0]), {"analysis": 1.0, "input": 0.5}).tolist()
     [1.0, 0.5]
     """
-    out = np.zeros(len(types))
-    for name, value in table.items():  # a loop over the few types, not over nodes
-        out[types == name] = value
-    return out
+    lookup = np.array([table.get(name, 0.0) for name in CONTENT_TYPES])
+    return lookup[np.asarray(type_codes, dtype=np.int64)]
 
 
 def density_signal(n_content: int, link_content: np.ndarray, link_concept: np.ndarray, relevant_concepts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -160,31 +161,37 @@ class Ranking:
     anchor: str | None
     """The concept most similar to the query (the origin of hop distance)."""
     anchor_similarity: float = 0.0
+    tokens: np.ndarray = field(default=None)  # type: ignore[assignment]
+    """Token count of each node."""
     order: np.ndarray = field(default=None)  # type: ignore[assignment]
-    """Row indices by descending score (ties broken by node id for determinism)."""
+    """Row indices by descending score; ties keep insertion order (deterministic)."""
 
     def __post_init__(self) -> None:
         if self.order is None:
-            ids = np.array(self.node_ids, dtype=object)
-            self.order = np.lexsort((ids, -self.scores)) if len(ids) else np.zeros(0, dtype=np.int64)
-        self._row = {node_id: i for i, node_id in enumerate(self.node_ids)}
+            self.order = np.argsort(-self.scores, kind="stable")
+        if self.tokens is None:
+            self.tokens = np.zeros(len(self.node_ids), dtype=np.int64)
+        self._row: dict[str, int] | None = None
 
     def __len__(self) -> int:
         return len(self.node_ids)
 
     def row(self, node_id: str) -> int:
+        """The row of ``node_id`` in :attr:`signals` (built on first use)."""
+        if self._row is None:
+            self._row = {node_id: i for i, node_id in enumerate(self.node_ids)}
         return self._row[node_id]
 
     def score(self, node_id: str) -> float:
-        return float(self.scores[self._row[node_id]])
+        return float(self.scores[self.row(node_id)])
 
     def breakdown(self, node_id: str) -> dict[str, float]:
         """Each signal's contribution to this node's score (they sum to the score)."""
-        r = self._row[node_id]
+        r = self.row(node_id)
         return {name: float(self.contributions[r, i]) for i, name in enumerate(SIGNALS)}
 
     def raw(self, node_id: str) -> dict[str, float]:
-        r = self._row[node_id]
+        r = self.row(node_id)
         return {name: float(self.signals[r, i]) for i, name in enumerate(SIGNALS)}
 
     def top(self, k: int = 10) -> list[tuple[str, float]]:
@@ -240,7 +247,7 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
             hop,
             staleness_signal(a.last_access_turn, graph.turn, config.staleness_half_life),
             size_signal(a.tokens, config.size_reference_tokens),
-            provenance_signal(a.types, config.provenance),
+            provenance_signal(a.type_codes, config.provenance),
             density,
         ]
     ) if n else np.zeros((0, len(SIGNALS)))
@@ -257,4 +264,5 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
         weights=weights,
         anchor=anchor,
         anchor_similarity=anchor_sim,
+        tokens=a.tokens,
     )

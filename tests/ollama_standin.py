@@ -19,6 +19,7 @@ class StandIn:
         self.dim = dim
         self.show = show or {}
         self.requests: list[tuple[str, dict]] = []
+        self.generate_response = '{"name": "token rotation", "description": "How refresh tokens are rotated."}'
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -45,6 +46,8 @@ class StandIn:
                     return self._send(200, {"model": model, "embeddings": vectors})
                 if self.path == "/api/show":
                     return self._send(200, outer.show)
+                if self.path == "/api/generate":
+                    return self._send(200, {"model": model, "response": outer.generate_response, "done": True})
                 self._send(404, {"error": "unknown endpoint"})
 
             def do_GET(self):

@@ -121,3 +121,18 @@ def test_arrays_are_cached_until_a_change():
     second = g.arrays()
     assert second is not first and len(second.content_ids) == 2
     assert second.link_content.tolist() == [0, 1] and second.link_concept.tolist() == [0, 1]
+
+
+def test_ollama_namer_writes_names_and_falls_back():
+    from ollama_standin import StandIn
+
+    from loom_nb import OllamaNamer
+
+    with StandIn(models=["llama3.2"]) as server:
+        namer = OllamaNamer("llama3.2", host=server.host)
+        assert namer("Refresh tokens rotate on every use.") == ("token rotation", "How refresh tokens are rotated.")
+        server.generate_response = "not json"
+        assert namer("Refresh tokens rotate on every use.") == extractive_name("Refresh tokens rotate on every use.")
+        g = LoomGraph(embedding_model="toy", namer=OllamaNamer("missing-model", host=server.host))
+        g.add_content("Refresh tokens rotate.", v(0))
+        assert g.node("c1").name == extractive_name("Refresh tokens rotate.")[0]

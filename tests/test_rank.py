@@ -52,8 +52,10 @@ def test_size_is_half_at_the_reference():
 
 
 def test_provenance_table():
-    types = np.array(["analysis", "output", "input", "summary", "file_reference"], dtype=object)
-    assert provenance_signal(types, LoomConfig().provenance).tolist() == [1.0, 0.8, 0.5, 0.9, 0.6]
+    from loom_nb.config import CONTENT_TYPES
+
+    codes = np.array([CONTENT_TYPES.index(t) for t in ("analysis", "output", "input", "summary", "file_reference")])
+    assert provenance_signal(codes, LoomConfig().provenance).tolist() == [1.0, 0.8, 0.5, 0.9, 0.6]
 
 
 def test_density_counts_relevant_concepts_only():

@@ -72,3 +72,17 @@ class _FailingClient:
 def test_unreachable_ollama_falls_back_to_the_table():
     win = context_window("qwen2.5:7b", client=_FailingClient())
     assert win.source == "table" and win.max_context == 32768
+
+
+def test_context_window_from_a_stand_in_ollama(monkeypatch):
+    import ollama
+    from ollama_standin import StandIn
+
+    monkeypatch.delenv("OLLAMA_CONTEXT_LENGTH", raising=False)
+    show = {"model_info": {"qwen2.context_length": 32768}, "parameters": "num_ctx 12288\ntemperature 0.2"}
+    with StandIn(models=["qwen2.5"], show=show) as server:
+        win = context_window("qwen2.5:7b", client=ollama.Client(host=server.host))
+        assert (win.num_ctx, win.max_context, win.source) == (12288, 32768, "ollama")
+        # a model the server does not have: fall back to the table, never crash
+        win = context_window("llama3.1", client=ollama.Client(host=server.host))
+        assert win.source == "table"

@@ -24,7 +24,7 @@ def result_html(result) -> str:
         f"<tr><td>{r.rank}</td><td>{escape(r.node_id)}</td><td>{escape(r.title)}</td><td>{escape(r.type)}</td>"
         f"<td>{r.tokens}</td><td>{r.score:.3f}</td><td>{_bar(r.contributions)}</td>"
         f"<td>{escape(r.decision)}</td><td>{escape(r.reason)}</td></tr>"
-        for r in result.table[:50]
+        for r in result.rows(50)
     )
     legend = " ".join(f'<span style="color:{c}">&#9632; {escape(n)}</span>' for n, c in _COLOURS.items())
     split = "".join(f"<li>{escape(k)}: {v:,}</li>" for k, v in result.budget_split().items())

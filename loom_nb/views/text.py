@@ -26,13 +26,13 @@ def budget_text(result) -> str:
 def table_text(result, limit: int = 15) -> str:
     head = f"{'#':>3} {'node':<7} {'type':<14} {'tok':>6} {'score':>6}  " + " ".join(f"{_SHORT[s]:>5}" for s in SIGNALS) + "  decision"
     lines = [head]
-    for row in result.table[:limit]:
+    for row in result.rows(limit):
         contrib = " ".join(f"{row.contributions[s]:5.2f}" for s in SIGNALS)
         lines.append(
             f"{row.rank:>3} {row.node_id:<7} {row.type:<14} {row.tokens:>6} {row.score:6.3f}  {contrib}  {row.decision}: {_cut(row.reason, 48)}"
         )
-    if len(result.table) > limit:
-        lines.append(f"    … {len(result.table) - limit} more nodes")
+    if len(result.ranking) > limit:
+        lines.append(f"    … {len(result.ranking) - limit} more nodes")
     return "\n".join(lines)
 
 
