@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import tempfile
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -32,19 +33,29 @@ SCHEMA_VERSION = 1
 GRAPH_FILE = "graph.json"
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so readers see the old file or the new one, never half."""
+@contextmanager
+def atomic_file(path: Path):
+    """A binary file that replaces ``path`` only when the ``with`` block succeeds.
+
+    Readers see the old file or the new one, never half of one: the data goes to a
+    temporary file in the same folder, is fsynced, and ``os.replace`` swaps it in.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    with atomic_file(path) as f:
+        f.write(data)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -52,17 +63,8 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_file(path) as f:
+        np.save(f, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
 
 
 # -- records ------------------------------------------------------------------------------
@@ -191,9 +193,8 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
         keys = [k for k, _ in cache_items]
         if keys:
             cache_file = f"embeddings/cache.g{generation}.npz"
-            tmp = folder / f"embeddings/.cache.g{generation}.tmp.npz"
-            np.savez(tmp, keys=np.array(keys), vectors=np.stack([v for _, v in cache_items]).astype(np.float32))
-            os.replace(tmp, folder / cache_file)
+            with atomic_file(folder / cache_file) as f:
+                np.savez(f, keys=np.array(keys), vectors=np.stack([v for _, v in cache_items]).astype(np.float32))
 
     # 3. graph.json: the commit point
     doc = {
@@ -234,10 +235,13 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
 
 
 def _peek_generation(graph_path: Path) -> int:
-    try:
-        return int(json.loads(graph_path.read_text(encoding="utf-8")).get("generation", 0))
-    except Exception:
-        return 0
+    """The highest generation of vector files present (cheaper than parsing graph.json)."""
+    found = [0]
+    for path in (graph_path.parent / "embeddings").glob("*.g*.np*"):
+        stem = path.name.split(".g", 1)[-1].split(".", 1)[0]
+        if stem.isdigit():
+            found.append(int(stem))
+    return max(found)
 
 
 # -- load ---------------------------------------------------------------------------------
