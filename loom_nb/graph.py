@@ -211,13 +211,19 @@ class OllamaNamer:
 
 
 class VectorTable:
-    """Row-per-id float32 vectors in one contiguous, growable matrix."""
+    """Row-per-id float32 vectors in one contiguous, growable matrix.
 
-    def __init__(self, dim: int = 0):
+    Optional integer columns ride along with each row (token count, last access turn and
+    type code for content), so ranking reads them as arrays without touching the nodes.
+    """
+
+    def __init__(self, dim: int = 0, columns: int = 0):
         self.dim = dim
+        self.columns = columns
         self.ids: list[str] = []
         self.index: dict[str, int] = {}
         self._data = np.zeros((0, dim), dtype=np.float32)
+        self._cols = np.zeros((0, columns), dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -229,7 +235,12 @@ class VectorTable:
     def matrix(self) -> np.ndarray:
         return self._data[: len(self.ids)]
 
-    def add(self, node_id: str, vector: np.ndarray) -> None:
+    @property
+    def cols(self) -> np.ndarray:
+        """The integer columns, shape (rows, columns); a view, updated in place."""
+        return self._cols[: len(self.ids)]
+
+    def add(self, node_id: str, vector: np.ndarray, cols: tuple[int, ...] = ()) -> int:
         vector = np.asarray(vector, dtype=np.float32).reshape(-1)
         if self.dim == 0 and not self.ids:
             self.dim = vector.shape[0]
@@ -238,12 +249,19 @@ class VectorTable:
             raise EmbeddingMismatchError(f"vector of dimension {vector.shape[0]} added to a table of dimension {self.dim}")
         n = len(self.ids)
         if n == self._data.shape[0]:
-            grown = np.zeros((max(16, 2 * n), self.dim), dtype=np.float32)
+            size = max(16, 2 * n)
+            grown = np.zeros((size, self.dim), dtype=np.float32)
             grown[:n] = self._data[:n]
             self._data = grown
+            grown_cols = np.zeros((size, self.columns), dtype=np.int64)
+            grown_cols[:n] = self._cols[:n]
+            self._cols = grown_cols
         self._data[n] = vector
+        if self.columns:
+            self._cols[n] = cols
         self.index[node_id] = n
         self.ids.append(node_id)
+        return n
 
     def get(self, node_id: str) -> np.ndarray:
         return self._data[self.index[node_id]]
@@ -254,17 +272,24 @@ class VectorTable:
         if row != last:
             moved = self.ids[last]
             self._data[row] = self._data[last]
+            self._cols[row] = self._cols[last]
             self.ids[row] = moved
             self.index[moved] = row
         self.ids.pop()
 
     @classmethod
-    def from_arrays(cls, ids: list[str], matrix: np.ndarray) -> "VectorTable":
-        table = cls(int(matrix.shape[1]) if matrix.ndim == 2 else 0)
+    def from_arrays(cls, ids: list[str], matrix: np.ndarray, cols: np.ndarray | None = None) -> "VectorTable":
+        columns = 0 if cols is None else int(cols.shape[1])
+        table = cls(int(matrix.shape[1]) if matrix.ndim == 2 else 0, columns)
         table.ids = list(ids)
         table.index = {node_id: i for i, node_id in enumerate(table.ids)}
         table._data = np.ascontiguousarray(matrix, dtype=np.float32)
+        table._cols = np.zeros((len(ids), 0), dtype=np.int64) if cols is None else np.ascontiguousarray(cols, dtype=np.int64)
         return table
+
+
+TOKENS, TURN, TYPE = 0, 1, 2
+"""Columns of the content vector table."""
 
 
 @dataclass
@@ -275,6 +300,7 @@ class GraphArrays:
     content_vectors: np.ndarray
     tokens: np.ndarray
     last_access_turn: np.ndarray
+    """A live view: marking nodes accessed updates it without a rebuild."""
     type_codes: np.ndarray
     """Content type per node, as an index into ``CONTENT_TYPES``."""
     concept_ids: list[str]
@@ -303,6 +329,13 @@ class LoomGraph:
     namer : Namer, optional
         Names new concepts; :func:`extractive_name` by default.
 
+    Notes
+    -----
+    Ranking never walks the networkx graph: the vectors, token counts, access turns and
+    edge endpoints are kept as numpy arrays beside it, updated as nodes are added. A graph
+    loaded from disk builds its node objects and its networkx graph only when first asked
+    for them, so a 50k-node session is ready to query in a fraction of a second.
+
     Examples
     --------
     >>> import numpy as np
@@ -316,9 +349,9 @@ class LoomGraph:
         self.config = config or LoomConfig()
         self.embedding_model = embedding_model
         self.namer: Namer = namer or extractive_name
-        self.nx = nx.Graph()
+        self._nx = nx.Graph()
         self.concept_vectors = VectorTable()
-        self.content_vectors = VectorTable()
+        self.content_vectors = VectorTable(columns=3)
         self.chunk_vectors: dict[str, np.ndarray] = {}
         self.turn = 0
         self.metadata: dict[str, Any] = {}
@@ -327,66 +360,77 @@ class LoomGraph:
         self._texts: dict[str, str] = {}
         self._text_loader: Callable[[str], str] | None = None
         self._next = {"concept": 1, "content": 1}
+        self._link_content: list[int] = []
+        self._link_concept: list[int] = []
+        self._adjacent: list[tuple[int, int]] = []
+        self._summaries: dict[str, str] = {}
+        self._lazy = None
         self._version = 0
         self._arrays: GraphArrays | None = None
         self._arrays_version = -1
 
+    # -- the networkx graph ----------------------------------------------------------------
+    @property
+    def nx(self) -> nx.Graph:
+        """The networkx graph: node attribute ``data`` holds the node, edges ``kind`` and
+        ``weight``. After a fast load it is built on first use."""
+        if self._lazy is not None:
+            self._materialise()
+        return self._nx
+
+    def _materialise(self) -> None:
+        lazy, self._lazy = self._lazy, None
+        self._nx.add_nodes_from((n.id, {"kind": n.kind, "data": n}) for n in lazy.all_nodes())
+        self._nx.add_edges_from(lazy.edges())
+
     # -- reading ------------------------------------------------------------------------
     def __contains__(self, node_id: str) -> bool:
-        return node_id in self.nx
+        if self._lazy is not None:
+            return node_id in self._lazy
+        return node_id in self._nx
 
     def __len__(self) -> int:
-        return self.nx.number_of_nodes()
+        return len(self.content_vectors) + len(self.concept_vectors)
 
     def node(self, node_id: str) -> ContentNode | ConceptNode:
+        if self._lazy is not None:
+            return self._lazy.node(node_id)
         try:
-            return self.nx.nodes[node_id]["data"]
+            return self._nx.nodes[node_id]["data"]
         except KeyError:
             raise UnknownNodeError(f"no node {node_id!r} in the graph") from None
 
     def content_nodes(self) -> Iterator[ContentNode]:
-        for _, data in self.nx.nodes(data="data"):
-            if data.kind == "content":
-                yield data
+        for node_id in list(self.content_vectors.ids):
+            yield self.node(node_id)
 
     def concept_nodes(self) -> Iterator[ConceptNode]:
-        for _, data in self.nx.nodes(data="data"):
-            if data.kind == "concept":
-                yield data
+        for node_id in list(self.concept_vectors.ids):
+            yield self.node(node_id)
 
     def counts(self) -> dict[str, int]:
-        concepts = len(self.concept_vectors)
-        return {
-            "concepts": concepts,
-            "content": self.nx.number_of_nodes() - concepts,
-            "edges": self.nx.number_of_edges(),
-        }
+        edges = self._lazy.edge_count() if self._lazy is not None else self._nx.number_of_edges()
+        return {"concepts": len(self.concept_vectors), "content": len(self.content_vectors), "edges": edges}
+
+    def _neighbours(self, node_id: str, kind: str) -> list[tuple[str, float]]:
+        return sorted(
+            ((nb, d["weight"]) for nb, d in self.nx.adj[node_id].items() if d["kind"] == kind),
+            key=lambda item: -item[1],
+        )
 
     def concepts_of(self, content_id: str) -> list[tuple[str, float]]:
         """Concepts a content node links to, with the cosine stored at link time."""
-        return sorted(
-            ((nb, d["weight"]) for nb, d in self.nx.adj[content_id].items() if d["kind"] == "link"),
-            key=lambda item: -item[1],
-        )
+        return self._neighbours(content_id, "link")
 
     def content_of(self, concept_id: str) -> list[tuple[str, float]]:
-        return sorted(
-            ((nb, d["weight"]) for nb, d in self.nx.adj[concept_id].items() if d["kind"] == "link"),
-            key=lambda item: -item[1],
-        )
+        return self._neighbours(concept_id, "link")
 
     def related_concepts(self, concept_id: str) -> list[tuple[str, float]]:
-        return sorted(
-            ((nb, d["weight"]) for nb, d in self.nx.adj[concept_id].items() if d["kind"] == "concept"),
-            key=lambda item: -item[1],
-        )
+        return self._neighbours(concept_id, "concept")
 
     def summary_of(self, node_id: str) -> str | None:
         """The id of a summary node of ``node_id``, if one exists."""
-        for nb, d in self.nx.adj[node_id].items():
-            if d["kind"] == "summarizes" and self.node(nb).summary_of == node_id:
-                return nb
-        return None
+        return self._summaries.get(node_id)
 
     def text(self, node_id: str) -> str:
         """The text of a content node: from memory, the session folder, or its file."""
@@ -404,18 +448,16 @@ class LoomGraph:
         return text
 
     def _read_reference(self, node: ContentNode) -> str:
-        from .errors import LoomError as _E
-
         ref = node.reference
-        root = self.workspace or Path.cwd()
+        root = (self.workspace or Path.cwd()).resolve()
         path = (root / ref.file).resolve()
-        if not path.is_relative_to(root.resolve()):
-            raise _E(f"{node.id}: reference {ref.file!r} points outside the workspace {root}")
+        if not path.is_relative_to(root):
+            raise LoomError(f"{node.id}: reference {ref.file!r} points outside the workspace {root}")
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         start, end = ref.lines
         text = "\n".join(lines[start - 1 : end])
         if ref.sha256 and sha256_text(text) != ref.sha256:
-            raise _E(f"{node.id}: {ref.file} lines {start}-{end} changed since indexing (stale); re-index it")
+            raise LoomError(f"{node.id}: {ref.file} lines {start}-{end} changed since indexing (stale); re-index it")
         return text
 
     # -- writing ------------------------------------------------------------------------
@@ -427,7 +469,7 @@ class LoomGraph:
         while True:
             node_id = f"{prefix}{self._next[kind]}"
             self._next[kind] += 1
-            if node_id not in self.nx:
+            if node_id not in self:
                 return node_id
 
     def _check_vector(self, vector: np.ndarray) -> np.ndarray:
@@ -460,6 +502,7 @@ class LoomGraph:
         """Add a content node and link it to concepts by threshold (seed 000 §4.3)."""
         from .tokens import count_tokens
 
+        graph = self.nx  # a lazily loaded graph is built before it changes
         vector = self._check_vector(vector)
         text = clean_text(text)
         if summary_of is not None:
@@ -467,7 +510,7 @@ class LoomGraph:
             if source.kind != "content":
                 raise LoomError(f"summary_of must name a content node, not concept {summary_of}")
             type = "summary"
-        if node_id is not None and node_id in self.nx:
+        if node_id is not None and node_id in graph:
             raise LoomError(f"a node with id {node_id!r} already exists")
         node = ContentNode(
             id=node_id or self._new_id("content"),
@@ -482,14 +525,15 @@ class LoomGraph:
             chunks=list(chunks or []),
             meta=dict(meta or {}),
         )
-        self.nx.add_node(node.id, kind="content", data=node)
-        self.content_vectors.add(node.id, vector)
+        graph.add_node(node.id, kind="content", data=node)
+        self.content_vectors.add(node.id, vector, (node.tokens, node.last_access_turn, _TYPE_CODE[node.type]))
         if reference is None:
             self._texts[node.id] = text
         if chunk_vectors is not None and len(node.chunks):
             self.chunk_vectors[node.id] = np.asarray(chunk_vectors, dtype=np.float32)
         if summary_of is not None:
-            self.nx.add_edge(node.id, summary_of, kind="summarizes", weight=1.0, created=node.created)
+            graph.add_edge(node.id, summary_of, kind="summarizes", weight=1.0, created=node.created)
+            self._summaries[summary_of] = node.id
         node.linking = self._link(node, text, vector)
         self._touch()
         return node, node.linking
@@ -512,27 +556,34 @@ class LoomGraph:
             concept = self.add_concept(text, vector, origin=node.id)
             report.created = concept.id
             report.linked.append((concept.id, 1.0))
+        row = self.content_vectors.index[node.id]
         for concept_id, sim in report.linked:
-            self.nx.add_edge(node.id, concept_id, kind="link", weight=sim, direction=direction, created=node.created)
+            self._nx.add_edge(node.id, concept_id, kind="link", weight=sim, direction=direction, created=node.created)
+            self._link_content.append(row)
+            self._link_concept.append(self.concept_vectors.index[concept_id])
         return report
 
     def add_concept(self, text: str, vector: np.ndarray, *, origin: str | None = None, name: str | None = None, description: str | None = None) -> ConceptNode:
         """Create a concept and its edges to the most similar existing concepts."""
+        graph = self.nx
         vector = self._check_vector(vector)
         if name is None or description is None:
             auto_name, auto_description = self.namer(text)
             name = name or auto_name
             description = description or auto_description
         concept = ConceptNode(id=self._new_id("concept"), name=name, description=description, origin=origin)
+        neighbours = []
         if len(self.concept_vectors):
             sims = self.concept_vectors.matrix @ vector
-            ids = self.concept_vectors.ids
-            order = np.argsort(-sims, kind="stable")[: self.config.concept_edge_k]
-            for row in order:
-                if sims[row] >= self.config.concept_edge_min:
-                    self.nx.add_edge(concept.id, ids[row], kind="concept", weight=float(sims[row]), created=concept.created)
-        self.nx.add_node(concept.id, kind="concept", data=concept)
-        self.concept_vectors.add(concept.id, vector)
+            k = min(self.config.concept_edge_k, sims.size)
+            top = np.argpartition(-sims, k - 1)[:k]
+            neighbours = [int(r) for r in top[np.argsort(-sims[top], kind="stable")] if sims[r] >= self.config.concept_edge_min]
+        graph.add_node(concept.id, kind="concept", data=concept)
+        new_row = self.concept_vectors.add(concept.id, vector)
+        ids = self.concept_vectors.ids
+        for row in neighbours:
+            graph.add_edge(concept.id, ids[row], kind="concept", weight=float(sims[row]), created=concept.created)
+            self._adjacent.append((new_row, row))
         self._touch()
         return concept
 
@@ -541,23 +592,39 @@ class LoomGraph:
         node = self.node(node_id)
         if node.kind != "content":
             raise LoomError(f"{node_id} is a concept; remove its content nodes instead")
+        graph = self.nx
         concepts = [c for c, _ in self.concepts_of(node_id)]
-        self.nx.remove_node(node_id)
+        graph.remove_node(node_id)
         self.content_vectors.remove(node_id)
         self.chunk_vectors.pop(node_id, None)
         self._texts.pop(node_id, None)
+        if node.summary_of is not None and self._summaries.get(node.summary_of) == node_id:
+            del self._summaries[node.summary_of]
+        self._summaries.pop(node_id, None)
         for concept_id in concepts:
-            if not any(d["kind"] == "link" for d in self.nx.adj[concept_id].values()):
-                self.nx.remove_node(concept_id)
+            if not any(d["kind"] == "link" for d in graph.adj[concept_id].values()):
+                graph.remove_node(concept_id)
                 self.concept_vectors.remove(concept_id)
+        self._reindex_edges()
         self._touch()
+
+    def _reindex_edges(self) -> None:
+        """Rebuild the edge endpoint lists from networkx (after a removal moved rows)."""
+        c_index, k_index = self.content_vectors.index, self.concept_vectors.index
+        self._link_content, self._link_concept, self._adjacent = [], [], []
+        for u, v, kind in self._nx.edges(data="kind"):
+            if kind == "link":
+                content, concept = (u, v) if u in c_index else (v, u)
+                self._link_content.append(c_index[content])
+                self._link_concept.append(k_index[concept])
+            elif kind == "concept":
+                self._adjacent.append((k_index[u], k_index[v]))
 
     def mark_accessed(self, node_ids: list[str]) -> None:
         """Record that these nodes were loaded at the current turn (resets staleness)."""
         for node_id in node_ids:
             self.node(node_id).last_access_turn = self.turn
-        if node_ids:
-            self._touch()
+            self.content_vectors.cols[self.content_vectors.index[node_id], TURN] = self.turn
 
     def advance_turn(self, turns: int = 1) -> int:
         """Move the graph clock on; staleness is measured in turns."""
@@ -569,37 +636,25 @@ class LoomGraph:
         """Dense arrays for ranking, cached until the graph changes."""
         if self._arrays is not None and self._arrays_version == self._version:
             return self._arrays
-        content_ids = list(self.content_vectors.ids)
-        concept_ids = list(self.concept_vectors.ids)
-        c_index = self.content_vectors.index
-        k_index = self.concept_vectors.index
-        nodes = [self.nx.nodes[i]["data"] for i in content_ids]
-        link_c, link_k, adj_src, adj_dst = [], [], [], []
-        for u, v, kind in self.nx.edges(data="kind"):
-            if kind == "link":
-                if u in c_index:
-                    link_c.append(c_index[u]); link_k.append(k_index[v])
-                else:
-                    link_c.append(c_index[v]); link_k.append(k_index[u])
-            elif kind == "concept":
-                a, b = k_index[u], k_index[v]
-                adj_src += [a, b]; adj_dst += [b, a]
-        src = np.asarray(adj_src, dtype=np.int64)
-        dst = np.asarray(adj_dst, dtype=np.int64)
+        n_concepts = len(self.concept_vectors)
+        pairs = np.asarray(self._adjacent, dtype=np.int64).reshape(-1, 2)
+        src = np.concatenate([pairs[:, 0], pairs[:, 1]])
+        dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
         order = np.argsort(src, kind="stable")
-        indptr = np.zeros(len(concept_ids) + 1, dtype=np.int64)
-        np.add.at(indptr, src + 1, 1)
+        indptr = np.zeros(n_concepts + 1, dtype=np.int64)
+        indptr[1:] = np.cumsum(np.bincount(src, minlength=n_concepts))
+        cols = self.content_vectors.cols
         self._arrays = GraphArrays(
-            content_ids=content_ids,
+            content_ids=list(self.content_vectors.ids),
             content_vectors=self.content_vectors.matrix,
-            tokens=np.fromiter((n.tokens for n in nodes), dtype=np.int64, count=len(nodes)),
-            last_access_turn=np.fromiter((n.last_access_turn for n in nodes), dtype=np.int64, count=len(nodes)),
-            type_codes=np.fromiter((_TYPE_CODE[n.type] for n in nodes), dtype=np.int64, count=len(nodes)),
-            concept_ids=concept_ids,
+            tokens=cols[:, TOKENS],
+            last_access_turn=cols[:, TURN],
+            type_codes=cols[:, TYPE],
+            concept_ids=list(self.concept_vectors.ids),
             concept_vectors=self.concept_vectors.matrix,
-            link_content=np.asarray(link_c, dtype=np.int64),
-            link_concept=np.asarray(link_k, dtype=np.int64),
-            concept_indptr=np.cumsum(indptr),
+            link_content=np.asarray(self._link_content, dtype=np.int64),
+            link_concept=np.asarray(self._link_concept, dtype=np.int64),
+            concept_indptr=indptr,
             concept_indices=dst[order],
         )
         self._arrays_version = self._version
@@ -607,16 +662,13 @@ class LoomGraph:
 
     # -- comparison and printing ------------------------------------------------------------
     def records(self) -> dict[str, Any]:
-        """Everything but the vectors and texts, as plain data (what graph.json holds)."""
+        """Everything but the vectors and texts, as plain data."""
         nodes = []
         for node_id, data in self.nx.nodes(data="data"):
             record = asdict(data)
             record["kind"] = data.kind
             nodes.append(record)
-        edges = [
-            {"source": u, "target": v, **{k: val for k, val in d.items()}}
-            for u, v, d in self.nx.edges(data=True)
-        ]
+        edges = [{"source": u, "target": v, **d} for u, v, d in self.nx.edges(data=True)]
         return {"nodes": nodes, "edges": edges, "turn": self.turn, "metadata": self.metadata}
 
     def __eq__(self, other: object) -> bool:

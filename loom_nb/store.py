@@ -11,6 +11,7 @@ generations removed. A crash at any step leaves the previous session readable.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -24,7 +25,8 @@ import numpy as np
 
 from .config import LoomConfig, Weights
 from .errors import EmbeddingMismatchError, SessionFormatError
-from .graph import ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, utc_now
+from .errors import UnknownNodeError
+from .graph import _TYPE_CODE, ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, VectorTable, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -67,74 +69,50 @@ def _save_npy(path: Path, array: np.ndarray) -> None:
         np.save(f, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
 
 
-# -- records ------------------------------------------------------------------------------
+# -- columns ------------------------------------------------------------------------------
+# graph.json stores nodes and edges column by column ("id": [...], "type": [...], …): it
+# parses several times faster than one object per node, and stays readable with jq.
 
 
-def _content_record(node: ContentNode) -> dict[str, Any]:
-    record = {
-        "id": node.id,
-        "kind": "content",
-        "type": node.type,
-        "title": node.title,
-        "tokens": node.tokens,
-        "sha256": node.sha256,
-        "created": node.created,
-        "last_access_turn": node.last_access_turn,
-        "provenance": asdict(node.provenance),
+def _content_columns(nodes: list[ContentNode]) -> dict[str, list]:
+    def optional(values):
+        return values if any(v is not None for v in values) else None
+
+    cols: dict[str, Any] = {
+        "id": [n.id for n in nodes],
+        "type": [n.type for n in nodes],
+        "title": [n.title for n in nodes],
+        "tokens": [n.tokens for n in nodes],
+        "sha256": [n.sha256 for n in nodes],
+        "created": [n.created for n in nodes],
+        "last_access_turn": [n.last_access_turn for n in nodes],
+        "source": [n.provenance.source for n in nodes],
+        "reason": [n.provenance.reason for n in nodes],
+        "direction": [n.provenance.direction for n in nodes],
+        "link_threshold": [n.linking.threshold if n.linking else None for n in nodes],
+        "link_created": [n.linking.created if n.linking else None for n in nodes],
+        "near_miss": [list(n.linking.near_miss) if n.linking and n.linking.near_miss else None for n in nodes],
     }
-    if node.reference is not None:
-        record["reference"] = asdict(node.reference)
-    if node.summary_of is not None:
-        record["summary_of"] = node.summary_of
-    if node.chunks:
-        record["chunks"] = [list(c) for c in node.chunks]
-    if node.linking is not None:
-        record["linking"] = asdict(node.linking)
-    if node.meta:
-        record["meta"] = node.meta
-    return record
+    sparse = {
+        "reference": [asdict(n.reference) if n.reference else None for n in nodes],
+        "summary_of": [n.summary_of for n in nodes],
+        "chunks": [[list(c) for c in n.chunks] if n.chunks else None for n in nodes],
+        "meta": [n.meta or None for n in nodes],
+    }
+    for key, values in sparse.items():
+        if optional(values) is not None:
+            cols[key] = values
+    return cols
 
 
-def _concept_record(node: ConceptNode) -> dict[str, Any]:
+def _concept_columns(nodes: list[ConceptNode]) -> dict[str, list]:
     return {
-        "id": node.id,
-        "kind": "concept",
-        "name": node.name,
-        "description": node.description,
-        "created": node.created,
-        "origin": node.origin,
+        "id": [n.id for n in nodes],
+        "name": [n.name for n in nodes],
+        "description": [n.description for n in nodes],
+        "created": [n.created for n in nodes],
+        "origin": [n.origin for n in nodes],
     }
-
-
-def _content_from(record: dict[str, Any]) -> ContentNode:
-    ref = record.get("reference")
-    linking = record.get("linking")
-    return ContentNode(
-        id=record["id"],
-        type=record["type"],
-        tokens=int(record["tokens"]),
-        title=record["title"],
-        sha256=record["sha256"],
-        provenance=Provenance(**record.get("provenance", {})),
-        created=record["created"],
-        last_access_turn=int(record.get("last_access_turn", 0)),
-        reference=Reference(ref["file"], tuple(ref["lines"]), ref.get("signature", ""), ref.get("sha256", "")) if ref else None,
-        summary_of=record.get("summary_of"),
-        chunks=[tuple(c) for c in record.get("chunks", [])],
-        linking=LinkReport(
-            threshold=linking["threshold"],
-            linked=[tuple(x) for x in linking["linked"]],
-            created=linking.get("created"),
-            near_miss=tuple(linking["near_miss"]) if linking.get("near_miss") else None,
-        ) if linking else None,
-        meta=record.get("meta", {}),
-    )
-
-
-def _concept_from(record: dict[str, Any]) -> ConceptNode:
-    return ConceptNode(
-        id=record["id"], name=record["name"], description=record["description"], created=record["created"], origin=record.get("origin")
-    )
 
 
 def _config_to_dict(config: LoomConfig) -> dict[str, Any]:
@@ -155,6 +133,26 @@ def _config_from(data: dict[str, Any] | None) -> LoomConfig:
     return LoomConfig(**data)
 
 
+def _dumps(doc: dict[str, Any]) -> bytes:
+    try:
+        import orjson
+
+        return orjson.dumps(doc)
+    except ImportError:  # pragma: no cover - orjson is a dependency; json is the fallback
+        return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _loads(raw: bytes) -> Any:
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover
+        return json.loads(raw)
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)  # re-raise through json for its line/column message
+
+
 # -- save ---------------------------------------------------------------------------------
 
 
@@ -164,20 +162,26 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
     (folder / "content").mkdir(parents=True, exist_ok=True)
     (folder / "embeddings").mkdir(parents=True, exist_ok=True)
     graph_path = folder / GRAPH_FILE
-    previous = _peek_generation(graph_path)
-    generation = previous + 1
+    generation = _peek_generation(graph_path) + 1
 
-    # 1. content texts: one file per node, written only when new or changed
-    for node in graph.content_nodes():
+    # 1. content texts: one file per node. A node's text never changes under its id (ids
+    # are never reused), so an existing file is already right. New files are flushed with
+    # one sync before graph.json names them, not one fsync each (1 ms a file adds up).
+    content_nodes = [graph.node(i) for i in graph.content_vectors.ids]
+    wrote = False
+    for node in content_nodes:
         if node.reference is not None:
             continue
         path = folder / "content" / f"{node.id}.txt"
-        # A node's text never changes under its id (ids are never reused), so a file
-        # that exists is already right.
         if not path.exists():
-            atomic_write_text(path, graph.text(node.id))
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_bytes(graph.text(node.id).encode("utf-8"))
+            os.replace(tmp, path)
+            wrote = True
+    if wrote:
+        os.sync()
 
-    # 2. vectors under a new generation name
+    # 2. vectors under a new generation name; the integer columns ride along
     dim = graph.content_vectors.dim or graph.concept_vectors.dim
     files = {}
     content = graph.content_vectors.matrix if len(graph.content_vectors) else np.zeros((0, dim), np.float32)
@@ -197,6 +201,7 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
                 np.savez(f, keys=np.array(keys), vectors=np.stack([v for _, v in cache_items]).astype(np.float32))
 
     # 3. graph.json: the commit point
+    edges = list(graph.nx.edges(data=True))
     doc = {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
@@ -207,27 +212,27 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
         "turn": graph.turn,
         "next_ids": dict(graph._next),
         "metadata": graph.metadata,
-        "vectors": {
-            **files,
-            "content_ids": list(graph.content_vectors.ids),
-            "concept_ids": list(graph.concept_vectors.ids),
-            "chunk_rows": [[i, int(graph.chunk_vectors[i].shape[0])] for i in chunk_ids],
-            "cache": cache_file,
+        "vectors": {**files, "chunk_rows": [[i, int(graph.chunk_vectors[i].shape[0])] for i in chunk_ids], "cache": cache_file},
+        "concepts": _concept_columns([graph.node(i) for i in graph.concept_vectors.ids]),
+        "content": _content_columns(content_nodes),
+        "edges": {
+            "source": [u for u, _, _ in edges],
+            "target": [v for _, v, _ in edges],
+            "kind": [d["kind"] for _, _, d in edges],
+            "weight": [d["weight"] for _, _, d in edges],
+            "direction": [d.get("direction") for _, _, d in edges],
+            "created": [d.get("created") for _, _, d in edges],
         },
-        "nodes": [
-            _concept_record(d) if d.kind == "concept" else _content_record(d) for _, d in graph.nx.nodes(data="data")
-        ],
-        "edges": [[u, v, d["kind"], d["weight"], d.get("direction"), d.get("created")] for u, v, d in graph.nx.edges(data=True)],
         "scores": scores or {},
     }
-    atomic_write_text(graph_path, json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
+    atomic_write_bytes(graph_path, _dumps(doc))
 
     # 4. clean up what the new graph.json no longer names
     keep = {f["file"] for f in files.values()} | ({cache_file} if cache_file else set())
     for path in (folder / "embeddings").glob("*.g*.np*"):
         if f"embeddings/{path.name}" not in keep:
             path.unlink(missing_ok=True)
-    live = {f"{n.id}.txt" for n in graph.content_nodes() if n.reference is None}
+    live = {f"{n.id}.txt" for n in content_nodes if n.reference is None}
     for path in (folder / "content").glob("*.txt"):
         if path.name not in live:
             path.unlink(missing_ok=True)
@@ -245,6 +250,103 @@ def _peek_generation(graph_path: Path) -> int:
 
 
 # -- load ---------------------------------------------------------------------------------
+
+
+class LazyNodes:
+    """Node objects built from graph.json's columns only when asked for.
+
+    Ranking needs arrays, which a load builds at once; a query then touches the few
+    nodes it loads. Asking for the networkx graph builds every node (see LoomGraph.nx).
+    """
+
+    def __init__(self, concepts: dict[str, list], content: dict[str, list], edges: dict[str, list], link_rows: tuple[np.ndarray, np.ndarray]):
+        self.concepts = concepts
+        self.content = content
+        self.edges_cols = edges
+        self.where = {node_id: i for i, node_id in enumerate(concepts["id"])}
+        self.content_at = {node_id: i for i, node_id in enumerate(content["id"])}
+        self.cache: dict[str, ConceptNode | ContentNode] = {}
+        link_content, link_concept = link_rows
+        self._link_order = np.argsort(link_content, kind="stable")
+        self._link_ptr = np.zeros(len(content["id"]) + 1, dtype=np.int64)
+        self._link_ptr[1:] = np.cumsum(np.bincount(link_content, minlength=len(content["id"])))
+        self._link_edges = np.flatnonzero(np.array([k == "link" for k in edges["kind"]], dtype=bool)) if edges["kind"] else np.zeros(0, dtype=np.int64)
+
+    def __contains__(self, node_id: str) -> bool:
+        return node_id in self.where or node_id in self.content_at
+
+    def edge_count(self) -> int:
+        return len(self.edges_cols["source"])
+
+    def node(self, node_id: str) -> ConceptNode | ContentNode:
+        cached = self.cache.get(node_id)
+        if cached is not None:
+            return cached
+        if node_id in self.content_at:
+            node = self._content(self.content_at[node_id])
+        elif node_id in self.where:
+            c, i = self.concepts, self.where[node_id]
+            node = ConceptNode(id=node_id, name=c["name"][i], description=c["description"][i], created=c["created"][i], origin=c["origin"][i])
+        else:
+            raise UnknownNodeError(f"no node {node_id!r} in the graph")
+        self.cache[node_id] = node
+        return node
+
+    def _linked(self, row: int) -> list[tuple[str, float]]:
+        e = self.edges_cols
+        positions = self._link_edges[self._link_order[self._link_ptr[row] : self._link_ptr[row + 1]]]
+        content_id = self.content["id"][row]
+        pairs = []
+        for p in positions:
+            concept = e["target"][p] if e["source"][p] == content_id else e["source"][p]
+            pairs.append((concept, e["weight"][p]))
+        # the order at link time: by similarity, then concept creation order
+        return sorted(pairs, key=lambda cw: (-cw[1], _id_number(cw[0])))
+
+    def _content(self, i: int) -> ContentNode:
+        c = self.content
+
+        def get(key):
+            values = c.get(key)
+            return values[i] if values is not None else None
+
+        ref = get("reference")
+        near = get("near_miss")
+        threshold = get("link_threshold")
+        return ContentNode(
+            id=c["id"][i],
+            type=c["type"][i],
+            tokens=int(c["tokens"][i]),
+            title=c["title"][i],
+            sha256=c["sha256"][i],
+            provenance=Provenance(c["source"][i], c["reason"][i], c["direction"][i]),
+            created=c["created"][i],
+            last_access_turn=int(c["last_access_turn"][i]),
+            reference=Reference(ref["file"], tuple(ref["lines"]), ref.get("signature", ""), ref.get("sha256", "")) if ref else None,
+            summary_of=get("summary_of"),
+            chunks=[tuple(x) for x in (get("chunks") or [])],
+            linking=LinkReport(threshold, self._linked(i), get("link_created"), tuple(near) if near else None) if threshold is not None else None,
+            meta=get("meta") or {},
+        )
+
+    def all_nodes(self):
+        for node_id in self.concepts["id"]:
+            yield self.node(node_id)
+        for node_id in self.content["id"]:
+            yield self.node(node_id)
+
+    def edges(self):
+        e = self.edges_cols
+        for u, v, kind, weight, direction, created in zip(e["source"], e["target"], e["kind"], e["weight"], e["direction"], e["created"]):
+            data = {"kind": kind, "weight": weight, "created": created}
+            if direction is not None:
+                data["direction"] = direction
+            yield u, v, data
+
+
+def _id_number(node_id: str) -> tuple[int, str]:
+    digits = node_id[1:]
+    return (int(digits), "") if digits.isdigit() else (1 << 62, node_id)
 
 
 def _load_npy(folder: Path, spec: dict[str, Any], dim: int) -> np.ndarray:
@@ -271,11 +373,18 @@ def read_document(folder: str | Path) -> dict[str, Any]:
     if not raw.strip():
         raise SessionFormatError(path, "file is empty (an interrupted copy?)")
     try:
-        doc = json.loads(raw)
+        raw.decode("utf-8")
     except UnicodeDecodeError:
         raise SessionFormatError(path, "not UTF-8 text: a binary file, not a loom-nb graph") from None
+    gc_was_on = gc.isenabled()
+    gc.disable()  # parsing makes ~10^5 containers: the cycle collector would rescan them all
+    try:
+        doc = _loads(raw)
     except json.JSONDecodeError as exc:
         raise SessionFormatError(path, f"not valid JSON, truncated or corrupt (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    finally:
+        if gc_was_on:
+            gc.enable()
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
         raise SessionFormatError(path, f"not a loom-nb graph (format is {found!r}, expected {FORMAT!r})")
@@ -284,14 +393,38 @@ def read_document(folder: str | Path) -> dict[str, Any]:
         raise SessionFormatError(path, f"schema_version is {version!r}, expected an integer")
     if version > SCHEMA_VERSION:
         raise SessionFormatError(path, f"written by a newer loom-nb (schema {version}; this version reads up to {SCHEMA_VERSION}): upgrade loom-nb")
-    for key in ("embedding", "nodes", "edges", "vectors"):
+    for key in ("embedding", "concepts", "content", "edges", "vectors"):
         if key not in doc:
             raise SessionFormatError(path, f"missing the {key!r} section")
     return doc
 
 
+_CONTENT_REQUIRED = ("id", "type", "title", "tokens", "sha256", "created", "last_access_turn", "source", "reason", "direction")
+_CONCEPT_REQUIRED = ("id", "name", "description", "created", "origin")
+_EDGE_REQUIRED = ("source", "target", "kind", "weight", "direction", "created")
+
+
+def _check_columns(path: Path, section: str, cols: Any, required: tuple[str, ...]) -> int:
+    if not isinstance(cols, dict):
+        raise SessionFormatError(path, f"the {section!r} section is not a table of columns")
+    lengths = set()
+    for key in required:
+        if not isinstance(cols.get(key), list):
+            raise SessionFormatError(path, f"the {section!r} section has no {key!r} column")
+        lengths.add(len(cols[key]))
+    for key, values in cols.items():
+        if isinstance(values, list):
+            lengths.add(len(values))
+    if len(lengths) > 1:
+        raise SessionFormatError(path, f"the columns of {section!r} have different lengths {sorted(lengths)}")
+    return lengths.pop() if lengths else 0
+
+
 def load_graph(folder: str | Path, *, expect_model: str | None = None) -> tuple[LoomGraph, dict[str, Any]]:
     """Read a session folder into a :class:`LoomGraph`; returns the graph and the raw document.
+
+    The graph is ready to rank at once; its node objects and networkx graph are built
+    when first needed.
 
     Raises
     ------
@@ -314,44 +447,67 @@ def load_graph(folder: str | Path, *, expect_model: str | None = None) -> tuple[
         config = _config_from(doc.get("config"))
     except (TypeError, ValueError) as exc:
         raise SessionFormatError(path, f"config section is invalid ({exc})") from None
+    concepts, content, edges = doc["concepts"], doc["content"], doc["edges"]
+    n_concepts = _check_columns(path, "concepts", concepts, _CONCEPT_REQUIRED)
+    n_content = _check_columns(path, "content", content, _CONTENT_REQUIRED)
+    _check_columns(path, "edges", edges, _EDGE_REQUIRED)
+    vec = doc["vectors"]
+    content_vecs = _load_npy(folder, vec["content"], dim)
+    concept_vecs = _load_npy(folder, vec["concepts"], dim)
+    chunk_vecs = _load_npy(folder, vec["chunks"], dim)
+    if content_vecs.shape[0] != n_content or concept_vecs.shape[0] != n_concepts:
+        raise SessionFormatError(path, "the number of nodes and of vectors differ")
+
+    try:
+        codes = np.array([_TYPE_CODE[t] for t in content["type"]], dtype=np.int64)
+    except KeyError as exc:
+        raise SessionFormatError(path, f"unknown content type {exc.args[0]!r}") from None
+    try:
+        cols = np.column_stack([
+            np.asarray(content["tokens"], dtype=np.int64).reshape(-1),
+            np.asarray(content["last_access_turn"], dtype=np.int64).reshape(-1),
+            codes,
+        ]) if n_content else np.zeros((0, 3), dtype=np.int64)
+    except (TypeError, ValueError) as exc:
+        raise SessionFormatError(path, f"a numeric content column is malformed ({exc})") from None
+
     graph = LoomGraph(config=config, embedding_model=model)
     graph.turn = int(doc.get("turn", 0))
     graph.metadata = dict(doc.get("metadata", {}))
     graph._next.update(doc.get("next_ids", {}))
-    vec = doc["vectors"]
-    content = _load_npy(folder, vec["content"], dim)
-    concepts = _load_npy(folder, vec["concepts"], dim)
-    chunks = _load_npy(folder, vec["chunks"], dim)
-    if len(vec["content_ids"]) != content.shape[0] or len(vec["concept_ids"]) != concepts.shape[0]:
-        raise SessionFormatError(path, "vector id lists do not match the vector files")
-
-    node_attrs = []
+    graph.content_vectors = VectorTable.from_arrays(content["id"], content_vecs, cols)
+    graph.concept_vectors = VectorTable.from_arrays(concepts["id"], concept_vecs)
+    if len(graph.content_vectors.index) != n_content or len(graph.concept_vectors.index) != n_concepts:
+        raise SessionFormatError(path, "node ids are not unique")
+    c_index, k_index = graph.content_vectors.index, graph.concept_vectors.index
+    link_c, link_k, adjacent = [], [], []
     try:
-        for i, record in enumerate(doc["nodes"]):
-            data = _concept_from(record) if record["kind"] == "concept" else _content_from(record)
-            node_attrs.append((data.id, {"kind": data.kind, "data": data}))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise SessionFormatError(path, f"node record #{i} is malformed ({type(exc).__name__}: {exc})") from None
-    graph.nx.add_nodes_from(node_attrs)
-    try:
-        graph.nx.add_edges_from(
-            (u, v, {"kind": k, "weight": w, "direction": d, "created": c}) for u, v, k, w, d, c in doc["edges"]
-        )
-    except (TypeError, ValueError) as exc:
-        raise SessionFormatError(path, f"edge list is malformed ({exc})") from None
-    if graph.nx.number_of_nodes() != len(node_attrs):
-        raise SessionFormatError(path, "edges name nodes that are not in the node list")
-    ids = set(vec["content_ids"]) | set(vec["concept_ids"])
-    if ids != set(graph.nx.nodes):
-        raise SessionFormatError(path, "the vector id lists and the node list disagree")
-    from .graph import VectorTable
-
-    graph.content_vectors = VectorTable.from_arrays(vec["content_ids"], content)
-    graph.concept_vectors = VectorTable.from_arrays(vec["concept_ids"], concepts)
+        for u, v, kind in zip(edges["source"], edges["target"], edges["kind"]):
+            if kind == "link":
+                if u in c_index:
+                    link_c.append(c_index[u]); link_k.append(k_index[v])
+                else:
+                    link_c.append(c_index[v]); link_k.append(k_index[u])
+            elif kind == "concept":
+                adjacent.append((k_index[u], k_index[v]))
+            elif kind == "summarizes":
+                if u not in c_index or v not in c_index:
+                    raise KeyError(u if u not in c_index else v)
+            else:
+                raise SessionFormatError(path, f"unknown edge kind {kind!r}")
+    except (KeyError, TypeError) as exc:
+        raise SessionFormatError(path, f"an edge names a node that is not in the graph ({exc})") from None
+    graph._link_content, graph._link_concept, graph._adjacent = link_c, link_k, adjacent
+    for node_id, source in zip(content["id"], content.get("summary_of") or ()):
+        if source is not None:
+            if source not in c_index:
+                raise SessionFormatError(path, f"{node_id} summarises {source!r}, which is not in the graph")
+            graph._summaries[source] = node_id
     offset = 0
     for node_id, rows in vec.get("chunk_rows", []):
-        graph.chunk_vectors[node_id] = chunks[offset : offset + rows]
+        graph.chunk_vectors[node_id] = chunk_vecs[offset : offset + rows]
         offset += rows
+    graph._lazy = LazyNodes(concepts, content, edges, (np.asarray(link_c, dtype=np.int64), np.asarray(link_k, dtype=np.int64)))
 
     content_dir = folder / "content"
 

@@ -46,8 +46,10 @@ def test_round_trip_is_equal_with_bit_identical_vectors(tmp_path):
 def test_graph_json_is_inspectable(tmp_path):
     save_graph(sample_graph(), tmp_path)
     doc = json.loads((tmp_path / GRAPH_FILE).read_text())
-    kinds = sorted({n["kind"] for n in doc["nodes"]})
-    assert kinds == ["concept", "content"]
+    assert doc["content"]["id"] == ["n1", "n2", "n3", "n4"]
+    assert doc["content"]["type"] == ["analysis", "input", "summary", "input"]
+    assert doc["content"]["summary_of"] == [None, None, "n2", None]
+    assert doc["concepts"]["id"][0] == "c1" and set(doc["edges"]["kind"]) == {"link", "summarizes", "concept"}
     assert (tmp_path / "content" / "n1.txt").read_text() == "OAuth tokens expire"
     assert sorted(p.name.split(".")[0] for p in (tmp_path / "embeddings").iterdir()) == ["chunks", "concepts", "content"]
 
@@ -70,10 +72,14 @@ def test_a_failed_save_leaves_the_previous_session_intact(tmp_path, monkeypatch)
     g.add_content("new text", np.array(unit(60, 4)))
     import loom_nb.store as store
 
-    def crash(path, text):
-        raise OSError("disk full")
+    real = store.atomic_write_bytes
 
-    monkeypatch.setattr(store, "atomic_write_text", lambda p, t: crash(p, t) if p.name == GRAPH_FILE else store.atomic_write_bytes(p, t.encode()))
+    def crash_on_graph_json(path, data):
+        if path.name == GRAPH_FILE:
+            raise OSError("disk full")
+        real(path, data)
+
+    monkeypatch.setattr(store, "atomic_write_bytes", crash_on_graph_json)
     with pytest.raises(OSError):
         save_graph(g, tmp_path)
     assert (tmp_path / GRAPH_FILE).read_bytes() == before
@@ -127,13 +133,42 @@ def test_vectors_of_the_wrong_shape_are_refused(tmp_path):
         load_graph(tmp_path)
 
 
-def test_malformed_node_record(tmp_path):
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda d: d["content"]["id"].pop(), "different lengths"),
+        (lambda d: d["content"].pop("tokens"), "no 'tokens' column"),
+        (lambda d: d.__setitem__("concepts", []), "not a table of columns"),
+        (lambda d: d["content"]["type"].__setitem__(0, "poem"), "unknown content type 'poem'"),
+        (lambda d: d["content"]["tokens"].__setitem__(0, "many"), "numeric content column"),
+        (lambda d: d["edges"]["target"].__setitem__(0, "c999"), "names a node that is not in the graph"),
+        (lambda d: d["edges"]["kind"].__setitem__(0, "friend"), "unknown edge kind 'friend'"),
+        (lambda d: d["content"]["id"].__setitem__(1, "n1"), "not unique"),
+    ],
+)
+def test_malformed_columns(tmp_path, damage, message):
     save_graph(sample_graph(), tmp_path)
     doc = json.loads((tmp_path / GRAPH_FILE).read_text())
-    del doc["nodes"][0]["id"]
+    damage(doc)
     (tmp_path / GRAPH_FILE).write_text(json.dumps(doc))
-    with pytest.raises(SessionFormatError, match="node record #0 is malformed"):
+    with pytest.raises(SessionFormatError, match=message):
         load_graph(tmp_path)
+
+
+def test_a_loaded_graph_ranks_before_building_its_node_objects(tmp_path):
+    from loom_nb import rank
+
+    g = sample_graph()
+    save_graph(g, tmp_path)
+    loaded, _ = load_graph(tmp_path)
+    ranking = rank(loaded, np.array(unit(0, 4)))
+    assert ranking.node_ids == g.content_vectors.ids
+    assert np.array_equal(ranking.scores, rank(g, np.array(unit(0, 4))).scores)
+    assert loaded._lazy is not None  # nothing but arrays was needed
+    assert loaded.node("n3").summary_of == "n2" and loaded.summary_of("n2") == "n3"
+    assert loaded.counts() == g.counts()
+    loaded.add_content("a new node", np.array(unit(200, 4)))  # builds the networkx graph
+    assert loaded._lazy is None and loaded.counts()["content"] == 5
 
 
 def test_vectors_from_another_model_are_never_mixed(tmp_path):
