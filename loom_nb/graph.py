@@ -360,9 +360,13 @@ class LoomGraph:
         self._texts: dict[str, str] = {}
         self._text_loader: Callable[[str], str] | None = None
         self._next = {"concept": 1, "content": 1}
+        # edge endpoints as rows of the vector tables, with their weights: what ranking and
+        # saving read, kept in step with networkx so neither has to walk it
         self._link_content: list[int] = []
         self._link_concept: list[int] = []
+        self._link_weight: list[float] = []
         self._adjacent: list[tuple[int, int]] = []
+        self._adjacent_weight: list[float] = []
         self._summaries: dict[str, str] = {}
         self._lazy = None
         self._version = 0
@@ -409,7 +413,7 @@ class LoomGraph:
             yield self.node(node_id)
 
     def counts(self) -> dict[str, int]:
-        edges = self._lazy.edge_count() if self._lazy is not None else self._nx.number_of_edges()
+        edges = len(self._link_content) + len(self._adjacent) + len(self._summaries)
         return {"concepts": len(self.concept_vectors), "content": len(self.content_vectors), "edges": edges}
 
     def _neighbours(self, node_id: str, kind: str) -> list[tuple[str, float]]:
@@ -561,6 +565,7 @@ class LoomGraph:
             self._nx.add_edge(node.id, concept_id, kind="link", weight=sim, direction=direction, created=node.created)
             self._link_content.append(row)
             self._link_concept.append(self.concept_vectors.index[concept_id])
+            self._link_weight.append(sim)
         return report
 
     def add_concept(self, text: str, vector: np.ndarray, *, origin: str | None = None, name: str | None = None, description: str | None = None) -> ConceptNode:
@@ -584,6 +589,7 @@ class LoomGraph:
         for row in neighbours:
             graph.add_edge(concept.id, ids[row], kind="concept", weight=float(sims[row]), created=concept.created)
             self._adjacent.append((new_row, row))
+            self._adjacent_weight.append(float(sims[row]))
         self._touch()
         return concept
 
@@ -611,14 +617,17 @@ class LoomGraph:
     def _reindex_edges(self) -> None:
         """Rebuild the edge endpoint lists from networkx (after a removal moved rows)."""
         c_index, k_index = self.content_vectors.index, self.concept_vectors.index
-        self._link_content, self._link_concept, self._adjacent = [], [], []
-        for u, v, kind in self._nx.edges(data="kind"):
-            if kind == "link":
+        self._link_content, self._link_concept, self._link_weight = [], [], []
+        self._adjacent, self._adjacent_weight = [], []
+        for u, v, d in self._nx.edges(data=True):
+            if d["kind"] == "link":
                 content, concept = (u, v) if u in c_index else (v, u)
                 self._link_content.append(c_index[content])
                 self._link_concept.append(k_index[concept])
-            elif kind == "concept":
+                self._link_weight.append(d["weight"])
+            elif d["kind"] == "concept":
                 self._adjacent.append((k_index[u], k_index[v]))
+                self._adjacent_weight.append(d["weight"])
 
     def mark_accessed(self, node_ids: list[str]) -> None:
         """Record that these nodes were loaded at the current turn (resets staleness)."""

@@ -49,7 +49,9 @@ def test_graph_json_is_inspectable(tmp_path):
     assert doc["content"]["id"] == ["n1", "n2", "n3", "n4"]
     assert doc["content"]["type"] == ["analysis", "input", "summary", "input"]
     assert doc["content"]["summary_of"] == [None, None, "n2", None]
-    assert doc["concepts"]["id"][0] == "c1" and set(doc["edges"]["kind"]) == {"link", "summarizes", "concept"}
+    assert doc["concepts"]["id"][0] == "c1"
+    # n1 → c1 and n3 → c1 (the summary is close to n1); rows index the columns above
+    assert list(zip(doc["links"]["content"], doc["links"]["concept"]))[:1] == [(0, 0)]
     assert (tmp_path / "content" / "n1.txt").read_text() == "OAuth tokens expire"
     assert sorted(p.name.split(".")[0] for p in (tmp_path / "embeddings").iterdir()) == ["chunks", "concepts", "content"]
 
@@ -102,7 +104,7 @@ def _write(tmp_path, data: bytes):
         (b'["a", "list"]', "not a loom-nb graph"),
         (b'{"format": "loom-nb/graph", "schema_version": 99}', "newer loom-nb"),
         (b'{"format": "loom-nb/graph", "schema_version": "1"}', "expected an integer"),
-        (b'{"format": "loom-nb/graph", "schema_version": 1, "nodes": []}', "missing the 'embedding' section"),
+        (b'{"format": "loom-nb/graph", "schema_version": 1, "content": {}}', "missing the 'embedding' section"),
     ],
 )
 def test_bad_graph_json_names_the_file_and_the_problem_and_changes_nothing(tmp_path, data, message):
@@ -140,9 +142,11 @@ def test_vectors_of_the_wrong_shape_are_refused(tmp_path):
         (lambda d: d["content"].pop("tokens"), "no 'tokens' column"),
         (lambda d: d.__setitem__("concepts", []), "not a table of columns"),
         (lambda d: d["content"]["type"].__setitem__(0, "poem"), "unknown content type 'poem'"),
-        (lambda d: d["content"]["tokens"].__setitem__(0, "many"), "numeric content column"),
-        (lambda d: d["edges"]["target"].__setitem__(0, "c999"), "names a node that is not in the graph"),
-        (lambda d: d["edges"]["kind"].__setitem__(0, "friend"), "unknown edge kind 'friend'"),
+        (lambda d: d["content"]["tokens"].__setitem__(0, "many"), "numeric column"),
+        (lambda d: d["links"]["concept"].__setitem__(0, 999), "link names a node row"),
+        (lambda d: d["links"].pop("weight"), "no 'weight' column"),
+        (lambda d: d["concept_edges"]["a"].append(0), "different lengths"),
+        (lambda d: d["content"]["summary_of"].__setitem__(0, "n99"), "summarises 'n99'"),
         (lambda d: d["content"]["id"].__setitem__(1, "n1"), "not unique"),
     ],
 )

@@ -1,0 +1,612 @@
+"""Walking a workspace for indexing, safely.
+
+The walk decides which files of a folder are worth indexing and says why it left out the
+rest: every ignored folder, binary, oversized, unreadable or escaping file becomes a
+:class:`Skipped` record instead of an exception, so one bad file never stops an index.
+
+What is left out, in the order it is checked:
+
+1. folders named in :data:`DEFAULT_IGNORES` (never descended into);
+2. ``.gitignore`` files (the root one and nested ones, each relative to its own folder),
+   ``.git/info/exclude`` and the caller's ``extra_ignores``; ignored folders are pruned;
+3. symlinks that are broken, leave the workspace, or loop back onto a folder being walked;
+4. files past :attr:`WalkLimits.max_files`, over :attr:`WalkLimits.max_file_bytes`,
+   unreadable, binary, or of an unknown type that does not look like text.
+
+Symlinks whose target is inside the workspace are followed and indexed under the *link's*
+path, so a linked file appears twice (under its own path and the link's): the link is how
+the user refers to it, and both names are real paths in the workspace. A linked folder is
+followed at most once, never into one of its own ancestors, so link cycles end.
+
+Limits: ``.gitignore`` files above the workspace root (when the root is a sub-folder of a
+repository) and the user's global ``core.excludesFile`` are not read.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import os
+import re
+import stat as stat_mod
+from collections import Counter
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
+from typing import Iterator, Sequence
+
+import pathspec
+
+from loom_nb.errors import LoomError
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DEFAULT_IGNORES",
+    "FILENAME_LANGUAGES",
+    "LANGUAGES",
+    "FileEntry",
+    "Skipped",
+    "WalkLimits",
+    "WalkResult",
+    "detect_language",
+    "is_binary",
+    "read_text",
+    "resolve_inside",
+    "walk_workspace",
+]
+
+DEFAULT_IGNORES: tuple[str, ...] = (
+    ".git", ".hg", ".svn",
+    ".venv", "venv", "env",
+    "node_modules", "target", "dist", "build",
+    "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
+    ".ipynb_checkpoints", ".idea", ".eggs", "*.egg-info", ".next", ".cache",
+)
+"""Folder names that are never walked (version control, environments, build output, caches).
+Entries may be globs (``*.egg-info``); they match folder names only, never files."""
+
+LANGUAGES: dict[str, str] = {
+    ".py": "python", ".pyi": "python",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    ".ts": "typescript", ".tsx": "tsx",
+    ".go": "go", ".rs": "rust", ".java": "java", ".php": "php",
+    ".md": "markdown", ".markdown": "markdown",
+    ".rst": "text", ".txt": "text",
+    ".json": "json", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
+    ".cfg": "config", ".ini": "config",
+    ".sh": "shell",
+    ".c": "c", ".h": "c",
+    ".cpp": "cpp", ".hpp": "cpp", ".cc": "cpp",
+    ".rb": "ruby", ".cs": "csharp", ".kt": "kotlin", ".swift": "swift",
+    ".sql": "sql", ".html": "html", ".css": "css", ".xml": "xml",
+}
+"""File extension (lower case, with the dot) -> language name used by the indexers."""
+
+FILENAME_LANGUAGES: dict[str, str] = {
+    "Makefile": "text", "Dockerfile": "text", "LICENSE": "text", "README": "text",
+}
+"""Whole file names without an extension that are known text."""
+
+SNIFF_BYTES = 8192
+"""How much of a file is read to decide whether it is binary (git reads the same 8 KiB)."""
+
+MAX_LISTED_SKIPS = 1000
+"""At most this many :class:`Skipped` records are kept; the rest are only counted, so a
+workspace of a million files does not produce a million records."""
+
+BINARY_CONTROL_RATIO = 0.30
+"""A head with more than this share of non-text control bytes is binary (the heuristic
+of ``binaryornot`` and Perl's ``-B``)."""
+
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+# Bytes that occur in text: BEL, BS, TAB, LF, FF, CR, ESC and everything from space up,
+# except DEL. Deleting them from a head leaves the suspicious control bytes.
+_TEXT_BYTES = bytes(sorted({7, 8, 9, 10, 12, 13, 27} | (set(range(0x20, 0x100)) - {0x7F})))
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+@dataclass(frozen=True)
+class WalkLimits:
+    """How much of a workspace a walk may take; defaults keep a big monorepo tractable."""
+
+    max_file_bytes: int = 1_000_000
+    """Files bigger than this are skipped (and reported): they are usually generated or data."""
+    max_files: int = 20_000
+    """Files after this many are skipped and counted, not listed."""
+    include_unknown_text: bool = True
+    """Index files with unknown extensions as ``"text"`` if their first 8 KiB look like text."""
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file to index: its workspace-relative POSIX path and what it was when walked."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    language: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """One file or folder left out, and why (folders end with ``/``)."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class WalkResult:
+    """The files a walk took, sorted by path, and what it left out."""
+
+    root: Path
+    files: list[FileEntry]
+    skipped: list[Skipped]
+    skipped_count: int
+    """Everything skipped, including what did not fit in :data:`MAX_LISTED_SKIPS` records."""
+    reason_counts: dict[str, int] = field(default_factory=dict)
+    """Skips per reason kind (see :func:`_reason_kind`), counted before the list was capped."""
+
+    def summary(self) -> str:
+        """One paragraph for a person: how many files, how many skipped and why."""
+        counts = self.reason_counts or dict(Counter(_reason_kind(s.reason) for s in self.skipped))
+        n = len(self.files)
+        text = f"Walked {self.root}: {n:,} file{'s' if n != 1 else ''} to index"
+        if not self.skipped_count:
+            return text + ", nothing skipped."
+        ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        reasons = ", ".join(f"{count:,} {kind}" for kind, count in ordered)
+        text += f", {self.skipped_count:,} skipped ({reasons})"
+        if len(self.skipped) < self.skipped_count:
+            text += f"; the first {len(self.skipped):,} are listed"
+        return text + "."
+
+
+def _reason_kind(reason: str) -> str:
+    """The reason without its per-file detail, for counting.
+
+    ``"over 1,000,000 bytes (2,345,678)"`` -> ``"over 1,000,000 bytes"``;
+    ``"unreadable: PermissionError ..."`` -> ``"unreadable"``.
+    """
+    kind = reason.split(": ", 1)[0]
+    return re.sub(r" \([^()]*\)$", "", kind)
+
+
+# --------------------------------------------------------------------------- languages, text
+
+
+def detect_language(path: str) -> str | None:
+    """The language of a file from its name, or None when the name says nothing.
+
+    Examples
+    --------
+    >>> detect_language("src/App.TSX"), detect_language("Makefile"), detect_language("a.bin")
+    ('tsx', 'text', None)
+    """
+    name = PurePosixPath(str(path).replace("\\", "/")).name
+    if name in FILENAME_LANGUAGES:
+        return FILENAME_LANGUAGES[name]
+    dot = name.rfind(".")
+    if dot <= 0:  # no extension, or a dotfile such as ".gitignore"
+        return None
+    return LANGUAGES.get(name[dot:].lower())
+
+
+def is_binary(head: bytes) -> bool:
+    """Whether the first bytes of a file look binary.
+
+    A NUL byte in the first 8 KiB (git's test) or more than 30% control bytes means binary;
+    UTF-16 with a byte-order mark is text even though it is full of NULs.
+
+    Examples
+    --------
+    >>> is_binary(b"\\x89PNG\\r\\n\\x1a\\n\\x00\\x00"), is_binary("café".encode())
+    (True, False)
+    """
+    head = head[:SNIFF_BYTES]
+    if not head or head.startswith(_UTF16_BOMS):
+        return False
+    if b"\0" in head:
+        return True
+    control = len(head.translate(None, _TEXT_BYTES))
+    return control / len(head) > BINARY_CONTROL_RATIO
+
+
+def read_text(path: Path, max_bytes: int | None = None) -> str:
+    """Decode a file whatever its encoding, with ``\\n`` line ends.
+
+    UTF-8 (a BOM is dropped), UTF-16 when it starts with a UTF-16 BOM, else cp1252 with
+    undecodable bytes replaced: old Windows files are the usual non-UTF-8 text, and a
+    mangled character is better than a file left out. Never raises ``UnicodeDecodeError``;
+    ``OSError`` from reading is the caller's to handle.
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+    max_bytes : int, optional
+        Read at most this many bytes; a character cut in half at the end is dropped.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "w.txt"
+    >>> _ = p.write_bytes(b"caf\\xe9\\r\\nok")
+    >>> read_text(p)
+    'café\\nok'
+    """
+    with open(path, "rb") as fh:
+        data = fh.read() if max_bytes is None else fh.read(max(0, max_bytes))
+    truncated = max_bytes is not None and len(data) >= max_bytes
+    return _normalise_newlines(_decode(data, truncated))
+
+
+def _decode(data: bytes, truncated: bool) -> str:
+    """Bytes to text; see :func:`read_text` for the order of encodings tried."""
+    if data.startswith(_UTF16_BOMS):
+        # errors="replace": an odd byte count (a cut file) must not raise.
+        return data.decode("utf-16", errors="replace")
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    try:
+        # Incremental with final=False keeps a multi-byte character cut by max_bytes
+        # from making the whole file fall back to cp1252.
+        return codecs.getincrementaldecoder("utf-8")().decode(data, final=not truncated)
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+def _normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def _inside(real: str, real_root: str) -> bool:
+    """Whether an already-resolved path is the root or below it."""
+    if real == real_root:
+        return True
+    prefix = real_root if real_root.endswith(os.sep) else real_root + os.sep
+    return real.startswith(prefix)
+
+
+def resolve_inside(root: Path, relative: str) -> Path:
+    """The absolute path of `relative` under `root`; raises LoomError if it would leave the workspace (.., absolute paths, symlinks pointing out).
+
+    The path need not exist. ``..`` that stays inside (``a/../b``) is allowed; backslashes
+    count as separators, since paths from a model or a Windows user use them.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> resolve_inside(root, "src/../a.py") == root.resolve() / "a.py"
+    True
+    """
+    text = str(relative).replace("\\", "/")
+    if "\0" in text:
+        raise LoomError(f"{relative!r} contains a NUL byte: give a plain path inside the workspace.")
+    if text.startswith("/") or _WINDOWS_DRIVE.match(text):
+        raise LoomError(
+            f"{relative!r} is an absolute path: give a path relative to the workspace {root}."
+        )
+    parts: list[str] = []
+    for part in text.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                raise LoomError(
+                    f"{relative!r} leaves the workspace {root}: give a path inside it."
+                )
+            parts.pop()
+        else:
+            parts.append(part)
+    real_root = os.path.realpath(root)
+    candidate = Path(real_root, *parts)
+    # realpath resolves every symlink on the way, existing or not (strict=False).
+    if not _inside(os.path.realpath(candidate), real_root):
+        raise LoomError(
+            f"{relative!r} is a symlink that points outside the workspace {root}; "
+            "use a path to a file inside it."
+        )
+    return candidate
+
+
+# --------------------------------------------------------------------------- ignore rules
+
+
+@dataclass(frozen=True)
+class _IgnoreLayer:
+    """The patterns of one ignore file, and the folder they are relative to."""
+
+    base: str  # workspace-relative folder, "" for the root
+    spec: pathspec.GitIgnoreSpec
+    source: str  # shown in the skip reason, e.g. "src/.gitignore"
+
+    def check(self, rel: str, is_dir: bool) -> bool | None:
+        """True if ignored, False if re-included by a ``!`` pattern, None if no pattern matched."""
+        if self.base:
+            if not rel.startswith(self.base + "/"):
+                return None
+            rel = rel[len(self.base) + 1:]
+        return self.spec.check_file(rel + "/" if is_dir else rel).include
+
+
+def _compile(lines: Sequence[str], source: str) -> pathspec.GitIgnoreSpec | None:
+    """Patterns to a spec; bad lines are dropped with a warning instead of losing the file."""
+    lines = [line for line in lines if line.strip() and not line.startswith("#")]
+    if not lines:
+        return None
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:
+        good = []
+        for line in lines:
+            try:
+                pathspec.GitIgnoreSpec.from_lines([line])
+            except ValueError as exc:
+                log.warning("%s: ignoring the pattern %r (%s)", source, line, exc)
+            else:
+                good.append(line)
+        return pathspec.GitIgnoreSpec.from_lines(good) if good else None
+
+
+def _load_layer(file: str, base: str, source: str, max_bytes: int) -> _IgnoreLayer | None:
+    """Read one ignore file; an unreadable one is logged and treated as empty."""
+    try:
+        text = read_text(Path(file), max_bytes=max_bytes)
+    except OSError as exc:
+        log.warning("could not read %s, its patterns are not applied: %s", source, exc)
+        return None
+    spec = _compile(text.split("\n"), source)
+    return _IgnoreLayer(base, spec, source) if spec is not None else None
+
+
+def _ignored_by(layers: Sequence[_IgnoreLayer], rel: str, is_dir: bool) -> str | None:
+    """The source of the rule that ignores `rel`, or None; the last layer has the last word."""
+    for layer in reversed(layers):
+        verdict = layer.check(rel, is_dir)
+        if verdict is not None:
+            return layer.source if verdict else None
+    return None
+
+
+def _default_ignored(name: str) -> bool:
+    return any(fnmatchcase(name, pattern) for pattern in DEFAULT_IGNORES)
+
+
+# --------------------------------------------------------------------------- the walk
+
+
+@dataclass(frozen=True)
+class _Folder:
+    """A folder on the walk stack."""
+
+    path: str  # where to list it (through a symlink, if it was reached by one)
+    rel: str  # workspace-relative POSIX path, "" for the root
+    real: str  # resolved path, for loop detection
+    layers: tuple[_IgnoreLayer, ...]
+    ancestors: frozenset[str]  # resolved paths of this folder and every folder above it
+
+
+class _Walk:
+    """The state of one walk; :func:`walk_workspace` is the interface."""
+
+    def __init__(self, real_root: str, limits: WalkLimits, extra_ignores: Sequence[str]):
+        self.real_root = real_root
+        self.limits = limits
+        self.files: list[FileEntry] = []
+        self.skipped: list[Skipped] = []
+        self.skipped_count = 0
+        self.reasons: Counter[str] = Counter()
+        self.followed_links: set[str] = set()  # resolved folders already walked via a symlink
+        # .git/info/exclude comes first, so the root .gitignore (read while listing the
+        # root) overrides it, as in git. The caller's patterns are checked last of all.
+        self.base_layers: tuple[_IgnoreLayer, ...] = ()
+        exclude = os.path.join(real_root, ".git", "info", "exclude")
+        if os.path.isfile(exclude):
+            layer = _load_layer(exclude, "", ".git/info/exclude", limits.max_file_bytes)
+            self.base_layers = (layer,) if layer else ()
+        spec = _compile(list(extra_ignores), "extra_ignores") if extra_ignores else None
+        self.extra_layer = _IgnoreLayer("", spec, "extra_ignores") if spec else None
+
+    def skip(self, path: str, reason: str) -> None:
+        self.skipped_count += 1
+        self.reasons[_reason_kind(reason)] += 1
+        if len(self.skipped) < MAX_LISTED_SKIPS:
+            self.skipped.append(Skipped(path, reason))
+
+    def run(self) -> None:
+        root = _Folder(self.real_root, "", self.real_root, self.base_layers,
+                       frozenset([self.real_root]))
+        entries = self._list(root)
+        if entries is None:
+            raise LoomError(
+                f"{self.real_root} cannot be read: check its permissions, or walk another folder."
+            )
+        # A stack of iterators gives a depth-first walk in sorted path order without
+        # recursion, so a deep tree cannot hit the recursion limit.
+        stack: list[Iterator[tuple[_Folder, os.DirEntry, bool]]] = [entries]
+        while stack:
+            item = next(stack[-1], None)
+            if item is None:
+                stack.pop()
+                continue
+            folder, entry, is_dir = item
+            child = self._visit(folder, entry, is_dir)
+            if child is not None:
+                listed = self._list(child)
+                if listed is not None:
+                    stack.append(listed)
+
+    def _list(self, folder: _Folder) -> Iterator[tuple[_Folder, os.DirEntry, bool]] | None:
+        """The sorted entries of a folder, after reading its ``.gitignore``; None if unreadable."""
+        try:
+            with os.scandir(folder.path) as it:
+                entries = list(it)
+        except OSError as exc:
+            if folder.rel:
+                self.skip(folder.rel + "/", _unreadable(exc))
+            log.warning("cannot list %s: %s", folder.path, exc)
+            return None
+        keyed = []
+        layers = folder.layers
+        for entry in entries:
+            is_dir = _is_dir(entry)
+            if entry.name == ".gitignore" and not is_dir:
+                source = f"{folder.rel}/.gitignore" if folder.rel else ".gitignore"
+                layer = _load_layer(entry.path, folder.rel, source, self.limits.max_file_bytes)
+                if layer:
+                    layers = layers + (layer,)
+            # "name/" sorts a folder where its files will sort in the final path order.
+            keyed.append((entry.name + "/" if is_dir else entry.name, entry, is_dir))
+        keyed.sort(key=lambda k: k[0])
+        folder = _Folder(folder.path, folder.rel, folder.real, layers, folder.ancestors)
+        return ((folder, entry, is_dir) for _, entry, is_dir in keyed)
+
+    def _visit(self, folder: _Folder, entry: os.DirEntry, is_dir: bool) -> _Folder | None:
+        """Take, skip or descend into one entry; returns a folder to walk next, if any."""
+        rel = f"{folder.rel}/{entry.name}" if folder.rel else entry.name
+        shown = rel + "/" if is_dir else rel
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:  # a Latin-1 name on a UTF-8 system; it would poison JSON
+            self.skip(shown.encode("utf-8", "replace").decode("utf-8"), "file name is not valid UTF-8")
+            return None
+        if is_dir and _default_ignored(entry.name):
+            self.skip(shown, "default ignore")
+            return None
+        layers = folder.layers if self.extra_layer is None else (*folder.layers, self.extra_layer)
+        source = _ignored_by(layers, rel, is_dir)  # the caller's patterns have the last word
+        if source is not None:
+            self.skip(shown, f"ignored by {source}")
+            return None
+
+        if entry.is_symlink():
+            try:
+                real = os.path.realpath(entry.path, strict=True)
+            except (OSError, RuntimeError):  # missing target, or a loop of file links
+                self.skip(shown, "broken symlink")
+                return None
+            if not _inside(real, self.real_root):
+                self.skip(shown, "symlink leaves the workspace")
+                return None
+            if is_dir:
+                if real in folder.ancestors:
+                    self.skip(shown, "symlink loop")
+                    return None
+                if real in self.followed_links:
+                    self.skip(shown, "symlink to a folder already followed")
+                    return None
+                self.followed_links.add(real)
+                return _Folder(entry.path, rel, real, folder.layers, folder.ancestors | {real})
+        elif is_dir:
+            real = os.path.join(folder.real, entry.name)
+            return _Folder(entry.path, rel, real, folder.layers, folder.ancestors | {real})
+
+        self._take_file(entry, rel)
+        return None
+
+    def _take_file(self, entry: os.DirEntry, rel: str) -> None:
+        limits = self.limits
+        if len(self.files) >= limits.max_files:
+            # Counted without stat or read: past the limit, only the count is wanted.
+            self.skip(rel, f"file limit ({limits.max_files:,}) reached")
+            return
+        try:
+            st = entry.stat()  # follows a symlink to its (inside) target
+        except OSError as exc:
+            self.skip(rel, _unreadable(exc))
+            return
+        if not stat_mod.S_ISREG(st.st_mode):
+            # Opening a FIFO would block the walk forever.
+            self.skip(rel, "not a regular file")
+            return
+        if st.st_size > limits.max_file_bytes:
+            self.skip(rel, f"over {limits.max_file_bytes:,} bytes ({st.st_size:,})")
+            return
+        language = detect_language(entry.name)
+        if language is None and not limits.include_unknown_text:
+            self.skip(rel, "unknown file type")
+            return
+        try:
+            with open(entry.path, "rb") as fh:
+                head = fh.read(SNIFF_BYTES)
+        except OSError as exc:
+            self.skip(rel, _unreadable(exc))
+            return
+        # Known extensions are sniffed too: a NUL-filled ".txt" or ".json" is data, and its
+        # text would only add noise to the index.
+        if is_binary(head):
+            self.skip(rel, "binary")
+            return
+        self.files.append(FileEntry(rel, st.st_size, st.st_mtime_ns, language or "text"))
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()  # follows symlinks: a link to a folder is walked as one
+    except OSError:
+        return False
+
+
+def _unreadable(exc: OSError) -> str:
+    detail = exc.strerror or str(exc)
+    return f"unreadable: {type(exc).__name__}: {detail}"
+
+
+def walk_workspace(
+    root: str | Path,
+    limits: WalkLimits | None = None,
+    *,
+    extra_ignores: Sequence[str] = (),
+) -> WalkResult:
+    """The files of a workspace worth indexing, and a record of everything left out.
+
+    Parameters
+    ----------
+    root : str or Path
+        The workspace folder; it is resolved, and paths in the result are relative to it.
+    limits : WalkLimits, optional
+        Size and count limits; the defaults when omitted.
+    extra_ignores : sequence of str
+        More gitignore-style patterns, relative to the root. They are applied after every
+        ``.gitignore``, so they win (a ``!pattern`` here re-includes a git-ignored file).
+
+    Returns
+    -------
+    WalkResult
+        ``files`` sorted by path; ``skipped`` capped at :data:`MAX_LISTED_SKIPS` records,
+        ``skipped_count`` counting all of them.
+
+    Raises
+    ------
+    LoomError
+        If `root` does not exist, is not a folder or cannot be listed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> _ = (root / "a.py").write_text("x = 1\\n")
+    >>> (root / "node_modules").mkdir()
+    >>> result = walk_workspace(root)
+    >>> [(f.path, f.language) for f in result.files], result.skipped
+    ([('a.py', 'python')], [Skipped(path='node_modules/', reason='default ignore')])
+    """
+    limits = limits or WalkLimits()
+    given = Path(root).expanduser()
+    if not given.is_dir():
+        what = "does not exist" if not given.exists() else "is a file"
+        raise LoomError(f"{given} is not a folder ({what}): give the workspace folder to index.")
+    real_root = os.path.realpath(given)
+    walk = _Walk(real_root, limits, extra_ignores)
+    walk.run()
+    walk.files.sort(key=lambda f: f.path)
+    result = WalkResult(Path(real_root), walk.files, walk.skipped, walk.skipped_count,
+                        dict(walk.reasons))
+    log.info("%s", result.summary())
+    return result

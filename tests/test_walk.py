@@ -1,0 +1,450 @@
+"""Walking a workspace: worked examples whose expected files and skip reasons are listed by hand."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from loom_nb.errors import LoomError
+from loom_nb.index import walk as walk_mod
+from loom_nb.index.walk import (
+    DEFAULT_IGNORES,
+    LANGUAGES,
+    MAX_LISTED_SKIPS,
+    FileEntry,
+    Skipped,
+    WalkLimits,
+    WalkResult,
+    detect_language,
+    is_binary,
+    read_text,
+    resolve_inside,
+    walk_workspace,
+)
+
+needs_symlinks = pytest.mark.skipif(sys.platform == "win32", reason="symlinks need privileges on Windows")
+
+
+def make(root: Path, files: dict[str, bytes | str]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            path.write_text(content, encoding="utf-8")
+        else:
+            path.write_bytes(content)
+
+
+def reasons(result: WalkResult) -> dict[str, str]:
+    return {s.path: s.reason for s in result.skipped}
+
+
+# --------------------------------------------------------------------------- the worked tree
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    make(tmp_path, {
+        "src/a.py": "def a():\n    return 1\n",
+        "src/b.ts": "export const b = 2;\n",
+        "src/gen_models.py": "# generated\n",
+        "src/.gitignore": "gen_*.py\n",
+        "src/sub/gen_deep.py": "# nested .gitignore patterns also apply below their folder\n",
+        "docs/x.md": "# Title\n",
+        "node_modules/pkg/i.js": "module.exports = 1;\n",
+        ".venv/lib/y.py": "import os\n",
+        "build/out.js": "console.log(1);\n",
+        "pkg.egg-info/PKG-INFO": "Name: pkg\n",
+        "data.bin": b"\x00\x01\x02\x03binary\x00",
+        "big.txt": "x" * 500,
+        "app.log": "log line\n",
+        "keep.log": "kept by the negation\n",
+        "secret/key.txt": "hunter2\n",
+        "notes": "no extension, but text\n",
+        "Makefile": "all:\n\techo hi\n",
+        ".gitignore": "*.log\nsecret/\n!keep.log\n",
+    })
+    return tmp_path
+
+
+def test_walk_worked_tree(tree: Path):
+    result = walk_workspace(tree, WalkLimits(max_file_bytes=100))
+
+    assert [(f.path, f.language) for f in result.files] == [
+        (".gitignore", "text"),
+        ("Makefile", "text"),
+        ("docs/x.md", "markdown"),
+        ("keep.log", "text"),
+        ("notes", "text"),
+        ("src/.gitignore", "text"),
+        ("src/a.py", "python"),
+        ("src/b.ts", "typescript"),
+    ]
+    assert reasons(result) == {
+        ".venv/": "default ignore",
+        "app.log": "ignored by .gitignore",
+        "big.txt": "over 100 bytes (500)",
+        "build/": "default ignore",
+        "data.bin": "binary",
+        "node_modules/": "default ignore",
+        "pkg.egg-info/": "default ignore",
+        "secret/": "ignored by .gitignore",
+        "src/gen_models.py": "ignored by src/.gitignore",
+        "src/sub/gen_deep.py": "ignored by src/.gitignore",
+    }
+    assert result.skipped_count == 10
+    assert result.root == tree.resolve()
+
+
+def test_file_entries_carry_size_and_mtime(tree: Path):
+    entry = next(f for f in walk_workspace(tree).files if f.path == "src/a.py")
+    st = (tree / "src/a.py").stat()
+    assert entry == FileEntry("src/a.py", st.st_size, st.st_mtime_ns, "python")
+
+
+def test_ignored_folders_are_pruned_not_descended(tree: Path, monkeypatch):
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def spy(path):
+        listed.append(os.path.relpath(path, tree))
+        return real_scandir(path)
+
+    monkeypatch.setattr(walk_mod.os, "scandir", spy)
+    walk_workspace(tree)
+    assert sorted(listed) == [".", "docs", "src", "src/sub"]
+
+
+def test_unknown_text_can_be_excluded(tree: Path):
+    result = walk_workspace(tree, WalkLimits(include_unknown_text=False))
+    paths = [f.path for f in result.files]
+    assert "notes" not in paths and "Makefile" in paths
+    assert reasons(result)["notes"] == "unknown file type"
+
+
+def test_git_info_exclude_and_extra_ignores(tree: Path):
+    make(tree, {".git/info/exclude": "docs/\n", ".git/HEAD": "ref: refs/heads/main\n"})
+    result = walk_workspace(tree, extra_ignores=["*.ts", "!secret/"])
+    got = reasons(result)
+    assert got["docs/"] == "ignored by .git/info/exclude"
+    assert got["src/b.ts"] == "ignored by extra_ignores"
+    assert got[".git/"] == "default ignore"
+    # The caller's patterns have the last word: "!secret/" re-includes the git-ignored folder.
+    assert "secret/key.txt" in [f.path for f in result.files]
+
+
+def test_root_gitignore_overrides_info_exclude(tmp_path: Path):
+    make(tmp_path, {".git/info/exclude": "*.md\n", ".gitignore": "!README.md\n",
+                    "README.md": "hi\n", "other.md": "x\n"})
+    result = walk_workspace(tmp_path)
+    assert [f.path for f in result.files] == [".gitignore", "README.md"]
+    assert reasons(result)["other.md"] == "ignored by .git/info/exclude"
+
+
+def test_nested_gitignore_is_relative_to_its_folder(tmp_path: Path):
+    make(tmp_path, {
+        "a/.gitignore": "/top.py\n",  # anchored: only a/top.py, not a/deeper/top.py
+        "a/top.py": "", "a/deeper/top.py": "", "top.py": "",
+    })
+    paths = [f.path for f in walk_workspace(tmp_path).files]
+    assert paths == ["a/.gitignore", "a/deeper/top.py", "top.py"]
+
+
+def test_bad_gitignore_pattern_degrades(tmp_path: Path, caplog):
+    make(tmp_path, {".gitignore": "\\\n*.log\n", "a.log": "", "a.py": ""})
+    result = walk_workspace(tmp_path)
+    assert reasons(result) == {"a.log": "ignored by .gitignore"}
+    assert "ignoring the pattern" in caplog.text
+
+
+def test_default_ignores_match_folders_only(tmp_path: Path):
+    make(tmp_path, {"build": "a file named build\n", "env/x.py": ""})
+    result = walk_workspace(tmp_path)
+    assert [f.path for f in result.files] == ["build"]
+    assert reasons(result) == {"env/": "default ignore"}
+    assert "*.egg-info" in DEFAULT_IGNORES and "node_modules" in DEFAULT_IGNORES
+
+
+def test_empty_workspace(tmp_path: Path):
+    result = walk_workspace(tmp_path)
+    assert (result.files, result.skipped, result.skipped_count) == ([], [], 0)
+    assert result.summary() == f"Walked {tmp_path.resolve()}: 0 files to index, nothing skipped."
+
+
+# --------------------------------------------------------------------------- limits
+
+
+def test_max_files(tmp_path: Path):
+    make(tmp_path, {f"f{i}.py": "" for i in range(5)})
+    result = walk_workspace(tmp_path, WalkLimits(max_files=3))
+    # The walk goes in path order, so the files kept are the first three by path.
+    assert [f.path for f in result.files] == ["f0.py", "f1.py", "f2.py"]
+    assert result.skipped_count == 2
+    assert result.skipped == [Skipped("f3.py", "file limit (3) reached"),
+                              Skipped("f4.py", "file limit (3) reached")]
+
+
+def test_skipped_list_is_capped_but_counted(tmp_path: Path):
+    n = MAX_LISTED_SKIPS + 50
+    make(tmp_path, {f"f{i:05d}.txt": "" for i in range(n + 1)})
+    result = walk_workspace(tmp_path, WalkLimits(max_files=1))
+    assert len(result.files) == 1
+    assert len(result.skipped) == MAX_LISTED_SKIPS
+    assert result.skipped_count == n
+    assert result.reason_counts == {"file limit (1) reached": n}
+    assert f"{n:,} skipped" in result.summary()
+    assert f"the first {MAX_LISTED_SKIPS:,} are listed" in result.summary()
+
+
+def test_summary_counts_by_reason(tree: Path):
+    text = walk_workspace(tree, WalkLimits(max_file_bytes=100)).summary()
+    assert "8 files to index" in text
+    assert "10 skipped" in text
+    assert "4 default ignore" in text
+    assert "2 ignored by .gitignore" in text
+    assert "2 ignored by src/.gitignore" in text
+    assert "1 binary" in text
+    assert "1 over 100 bytes" in text
+
+
+def test_ten_thousand_files_walk_quickly(tmp_path: Path):
+    for d in range(100):
+        folder = tmp_path / f"pkg{d:03d}"
+        folder.mkdir()
+        for i in range(100):
+            (folder / f"m{i:03d}.py").write_bytes(b"x = 1\n")
+    start = time.perf_counter()
+    result = walk_workspace(tmp_path)
+    elapsed = time.perf_counter() - start
+    assert len(result.files) == 10_000
+    assert elapsed < 2.0, f"walking 10,000 files took {elapsed:.2f} s"
+
+
+# --------------------------------------------------------------------------- failures degrade
+
+
+def test_unreadable_file_is_skipped_not_raised(tmp_path: Path, monkeypatch):
+    make(tmp_path, {"ok.py": "", "locked.py": ""})
+    real_open = open
+
+    def fake_open(path, *args, **kwargs):
+        if str(path).endswith("locked.py"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(walk_mod, "open", fake_open, raising=False)
+    result = walk_workspace(tmp_path)
+    assert [f.path for f in result.files] == ["ok.py"]
+    assert result.skipped == [Skipped("locked.py", "unreadable: PermissionError: Permission denied")]
+
+
+def test_unlistable_folder_is_skipped(tmp_path: Path, monkeypatch):
+    make(tmp_path, {"ok.py": "", "locked/a.py": ""})
+    real_scandir = os.scandir
+
+    def fake_scandir(path):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(walk_mod.os, "scandir", fake_scandir)
+    result = walk_workspace(tmp_path)
+    assert [f.path for f in result.files] == ["ok.py"]
+    assert reasons(result) == {"locked/": "unreadable: PermissionError: Permission denied"}
+
+
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0,
+                    reason="root ignores file permissions")
+def test_real_permission_error(tmp_path: Path):
+    make(tmp_path, {"ok.py": "", "locked.py": "", "shut/a.py": ""})
+    (tmp_path / "locked.py").chmod(0)
+    (tmp_path / "shut").chmod(0)
+    try:
+        result = walk_workspace(tmp_path)
+    finally:
+        (tmp_path / "locked.py").chmod(0o644)
+        (tmp_path / "shut").chmod(0o755)
+    assert [f.path for f in result.files] == ["ok.py"]
+    assert reasons(result)["locked.py"].startswith("unreadable: PermissionError")
+    assert reasons(result)["shut/"].startswith("unreadable: PermissionError")
+
+
+@needs_symlinks
+def test_fifo_is_not_opened(tmp_path: Path):
+    os.mkfifo(tmp_path / "pipe")  # opening it would block forever
+    make(tmp_path, {"a.py": ""})
+    result = walk_workspace(tmp_path)
+    assert [f.path for f in result.files] == ["a.py"]
+    assert reasons(result) == {"pipe": "not a regular file"}
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_root_must_be_a_folder(tmp_path: Path, kind: str):
+    root = tmp_path / "nope"
+    if kind == "file":
+        root.write_text("x")
+    with pytest.raises(LoomError, match="is not a folder"):
+        walk_workspace(root)
+
+
+# --------------------------------------------------------------------------- symlinks
+
+
+@needs_symlinks
+def test_symlinks(tmp_path: Path):
+    root = tmp_path / "ws"
+    outside = tmp_path / "outside"
+    make(outside, {"o.py": "", "dir/p.py": ""})
+    make(root, {"src/a.py": "a = 1\n", "lib/b.py": "b = 2\n"})
+    os.symlink(root / "src" / "a.py", root / "alias.py")        # file inside: indexed
+    os.symlink(root / "lib", root / "lib_link")                 # folder inside: followed once
+    os.symlink(root / "lib", root / "src" / "lib_again")        # same folder again: not followed
+    os.symlink(outside / "o.py", root / "out.py")               # file outside
+    os.symlink(outside / "dir", root / "out_dir")               # folder outside
+    os.symlink(root / "missing.py", root / "broken.py")         # broken
+    os.symlink("..", root / "src" / "up")                       # loop onto an ancestor
+    os.symlink(root / "cycle_b", root / "cycle_a")              # a file link loop
+    os.symlink(root / "cycle_a", root / "cycle_b")
+
+    result = walk_workspace(root)
+
+    assert [f.path for f in result.files] == [
+        "alias.py",          # a symlinked file is indexed under its own (link) path...
+        "lib/b.py",
+        "lib_link/b.py",     # ...and so are the files of a symlinked folder inside the root
+        "src/a.py",
+    ]
+    assert reasons(result) == {
+        "broken.py": "broken symlink",
+        "cycle_a": "broken symlink",
+        "cycle_b": "broken symlink",
+        "out.py": "symlink leaves the workspace",
+        "out_dir/": "symlink leaves the workspace",
+        "src/lib_again/": "symlink to a folder already followed",
+        "src/up/": "symlink loop",
+    }
+    alias = next(f for f in result.files if f.path == "alias.py")
+    assert alias.size == 6 and alias.language == "python"
+
+
+@needs_symlinks
+def test_symlink_cycle_between_folders_ends(tmp_path: Path):
+    make(tmp_path, {"a/x.py": "", "b/y.py": ""})
+    os.symlink(tmp_path / "b", tmp_path / "a" / "to_b")
+    os.symlink(tmp_path / "a", tmp_path / "b" / "to_a")
+    os.symlink(".", tmp_path / "self")
+    result = walk_workspace(tmp_path)
+    paths = [f.path for f in result.files]
+    assert paths == ["a/to_b/y.py", "a/x.py", "b/to_a/x.py", "b/y.py"]
+    assert reasons(result) == {
+        "a/to_b/to_a/": "symlink loop",
+        "b/to_a/to_b/": "symlink loop",
+        "self/": "symlink loop",
+    }
+    assert not any(".." in p.split("/") for p in paths)
+
+
+@needs_symlinks
+def test_root_given_through_a_symlink(tmp_path: Path):
+    make(tmp_path / "real", {"a.py": ""})
+    os.symlink(tmp_path / "real", tmp_path / "link")
+    result = walk_workspace(tmp_path / "link")
+    assert result.root == (tmp_path / "real").resolve()
+    assert [f.path for f in result.files] == ["a.py"]
+
+
+# --------------------------------------------------------------------------- resolve_inside
+
+
+@pytest.mark.parametrize("bad", ["../etc/passwd", "/etc/passwd", "a/../../x", "..", "C:\\x", "..\\x"])
+def test_resolve_inside_refuses_escapes(tmp_path: Path, bad: str):
+    with pytest.raises(LoomError, match="workspace"):
+        resolve_inside(tmp_path, bad)
+
+
+def test_resolve_inside_accepts_paths_under_root(tmp_path: Path):
+    root = tmp_path.resolve()
+    assert resolve_inside(tmp_path, "src/a.py") == root / "src" / "a.py"
+    assert resolve_inside(tmp_path, "./src/../b.py") == root / "b.py"
+    assert resolve_inside(tmp_path, "") == root
+
+
+@needs_symlinks
+def test_resolve_inside_refuses_symlinks_out(tmp_path: Path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    os.symlink(tmp_path, root / "escape")
+    os.symlink(root, root / "inner")
+    with pytest.raises(LoomError, match="outside the workspace"):
+        resolve_inside(root, "escape/secret.txt")
+    assert resolve_inside(root, "inner/a.py") == root.resolve() / "inner" / "a.py"
+
+
+# --------------------------------------------------------------------------- read_text
+
+
+@pytest.mark.parametrize("raw, expected", [
+    (codecs.BOM_UTF8 + "héllo\r\nworld".encode(), "héllo\nworld"),
+    (codecs.BOM_UTF16_LE + "naïve\r\nok".encode("utf-16-le"), "naïve\nok"),
+    (codecs.BOM_UTF16_BE + "naïve".encode("utf-16-be"), "naïve"),
+    (b"caf\xe9", "café"),                       # cp1252 fallback
+    (b"a\rb\r\nc\n", "a\nb\nc\n"),              # old Mac and Windows line ends
+    (b"\x81\x9d bad", "\ufffd\ufffd bad"),      # bytes cp1252 does not define: replaced
+    (b"", ""),
+])
+def test_read_text(tmp_path: Path, raw: bytes, expected: str):
+    path = tmp_path / "f.txt"
+    path.write_bytes(raw)
+    assert read_text(path) == expected
+
+
+def test_read_text_max_bytes_drops_a_cut_character(tmp_path: Path):
+    path = tmp_path / "f.txt"
+    path.write_bytes("aé".encode())  # b"a\xc3\xa9": 2 bytes cut the é in half
+    assert read_text(path, max_bytes=2) == "a"
+    assert read_text(path, max_bytes=3) == "aé"
+
+
+# --------------------------------------------------------------------------- is_binary, languages
+
+
+@pytest.mark.parametrize("head, expected", [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", True),
+    ("def f():\n    return 'café'\n".encode(), False),
+    (codecs.BOM_UTF16_LE + "hello".encode("utf-16-le"), False),
+    (bytes(range(1, 32)) * 10, True),           # control bytes without a NUL
+    (b"", False),
+    (b"x" * 9000 + b"\x00", False),             # a NUL past the first 8 KiB is not looked at
+])
+def test_is_binary(head: bytes, expected: bool):
+    assert is_binary(head) is expected
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("src/a.py", "python"), ("types.pyi", "python"), ("x.MJS", "javascript"),
+    ("App.tsx", "tsx"), ("main.go", "go"), ("lib.rs", "rust"), ("README.md", "markdown"),
+    ("notes.txt", "text"), ("conf.yml", "yaml"), ("setup.cfg", "config"), ("a.hpp", "cpp"),
+    ("Makefile", "text"), ("Dockerfile", "text"), ("LICENSE", "text"), ("docs/README", "text"),
+    ("data.bin", None), (".gitignore", None), ("noext", None), ("makefile.bak", None),
+])
+def test_detect_language(path: str, expected: str | None):
+    assert detect_language(path) == expected
+
+
+def test_language_table_values():
+    assert LANGUAGES[".ts"] == "typescript" and LANGUAGES[".cs"] == "csharp"
+    assert all(ext.startswith(".") and ext == ext.lower() for ext in LANGUAGES)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="only Linux allows names that are not UTF-8")
+def test_name_that_is_not_utf8_is_skipped(tmp_path: Path):
+    (tmp_path / "ok.py").write_text("")
+    open(os.path.join(os.fsencode(tmp_path), b"caf\xe9.py"), "wb").close()
+    result = walk_workspace(tmp_path)
+    assert [f.path for f in result.files] == ["ok.py"]
+    assert result.skipped == [Skipped("caf?.py", "file name is not valid UTF-8")]
