@@ -18,6 +18,7 @@ from .errors import (
     ModelNotFoundError,
     OllamaUnavailableError,
     SessionFormatError,
+    StaleReferenceError,
     UnknownNodeError,
 )
 from .graph import ConceptNode, ContentNode, LinkReport, LoomGraph, OllamaNamer, Provenance, Reference, extractive_name
@@ -58,6 +59,7 @@ __all__ = [
     "SIGNALS",
     "Segment",
     "SessionFormatError",
+    "StaleReferenceError",
     "UnknownNodeError",
     "Weights",
     "choose_mode",

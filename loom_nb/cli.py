@@ -2,6 +2,7 @@
 
     loom-nb add SESSION [TEXT] [--file PATH] [--type input]   add text (or stdin) to a session
     loom-nb query SESSION TEXT [--budget N | --model M | --window N] [--mode auto] [--json]
+    loom-nb index SESSION PATH                                index or refresh a workspace folder
     loom-nb show SESSION [NODE_ID]                            the session, or one node
     loom-nb demo [--out FOLDER]                               the sample session, three queries
 """
@@ -79,6 +80,17 @@ def cmd_query(args) -> int:
     return 0
 
 
+def cmd_index(args) -> int:
+    from .index import WalkLimits
+
+    loom = _open(args)
+    limits = WalkLimits(max_file_bytes=args.max_file_bytes, max_files=args.max_files)
+    report = loom.index(args.path, limits=limits, extra_ignores=args.ignore or ())
+    loom.save()
+    print(report)
+    return 0
+
+
 def cmd_show(args) -> int:
     from .views.text import node_text
 
@@ -124,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt", action="store_true", help="also print the assembled prompt")
     p.add_argument("--save", action="store_true", help="save the session (records the scores)")
     p.set_defaults(func=cmd_query)
+
+    p = session_parser("index", "index (or refresh) a workspace folder into the session")
+    p.add_argument("path", help="the workspace folder")
+    p.add_argument("--max-file-bytes", type=int, default=1_000_000)
+    p.add_argument("--max-files", type=int, default=20_000)
+    p.add_argument("--ignore", action="append", help="a gitignore-style pattern (repeatable)")
+    p.set_defaults(func=cmd_index)
 
     p = session_parser("show", "describe a session or one node")
     p.add_argument("node", nargs="?")

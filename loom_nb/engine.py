@@ -36,6 +36,9 @@ from .rank import Ranking, rank
 from .store import GRAPH_FILE, load_cache, load_graph, save_graph
 from .tokens import ContextWindow, context_window
 
+if False:  # typing only
+    from .index import IndexReport
+
 log = logging.getLogger(__name__)
 
 
@@ -239,6 +242,9 @@ class Loom:
         if saved is not None:
             cached.preload(*saved)
         loom = cls(folder, embedder=cached, config=config, namer=namer, graph=graph)
+        workspace = graph.metadata.get("workspace", {}).get("root")
+        if workspace:
+            graph.workspace = Path(workspace)
         loom._saved_scores = doc.get("scores", {})
         return loom
 
@@ -326,6 +332,22 @@ class Loom:
         else:
             vector = self.embedder.embed([text])[0]
         return self.graph.add_content(text, vector, tokens=tokens, chunks=spans, chunk_vectors=chunk_vecs, **kwargs)
+
+    def index(self, root: str | Path, **options) -> "IndexReport":
+        """Index (or refresh) a workspace folder into reference nodes; see :func:`loom_nb.index.index_workspace`."""
+        from .index import index_workspace
+
+        return index_workspace(self, root, **options)
+
+    def skeleton(self, path: str) -> str:
+        """A signature-only view of an indexed file: the cheap alternative to its body."""
+        from .index import outline, read_text, resolve_inside, skeleton
+        from .index.walk import detect_language
+
+        if self.graph.workspace is None:
+            raise LoomError("no workspace has been indexed in this session")
+        text = read_text(resolve_inside(self.graph.workspace, path))
+        return skeleton(text, outline(path, text, detect_language(path) or "text"))
 
     def add_summary(self, node_id: str, summary: str, *, source: str = "user") -> ContentNode:
         """Attach a summary to a node; a large node can then be loaded as its summary."""

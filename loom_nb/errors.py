@@ -31,6 +31,14 @@ class ModelNotFoundError(LoomError):
     """The Ollama server answered but does not have the model."""
 
 
+class StaleReferenceError(LoomError):
+    """A file reference's text changed (or vanished) since it was indexed: re-index it.
+
+    Stale text is never served silently: the packer leaves such a node out of the context
+    and says why in its decision.
+    """
+
+
 class UnknownNodeError(LoomError, KeyError):
     """A node id that is not in the graph."""
 

@@ -312,6 +312,13 @@ class GraphArrays:
     concept_indptr: np.ndarray
     """CSR adjacency of concept–concept edges (``indices[indptr[i]:indptr[i+1]]``)."""
     concept_indices: np.ndarray
+    structure_a: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Content rows of code-structure edges (imports, references), one end…"""
+    structure_b: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """…and the other."""
+
+
+STRUCTURE_KINDS = ("imports", "references")
 
 
 # -- the graph ------------------------------------------------------------------------------
@@ -367,6 +374,8 @@ class LoomGraph:
         self._link_weight: list[float] = []
         self._adjacent: list[tuple[int, int]] = []
         self._adjacent_weight: list[float] = []
+        self._structure: list[tuple[int, int]] = []
+        self._structure_kind: list[str] = []
         self._summaries: dict[str, str] = {}
         self._lazy = None
         self._version = 0
@@ -413,7 +422,7 @@ class LoomGraph:
             yield self.node(node_id)
 
     def counts(self) -> dict[str, int]:
-        edges = len(self._link_content) + len(self._adjacent) + len(self._summaries)
+        edges = len(self._link_content) + len(self._adjacent) + len(self._summaries) + len(self._structure)
         return {"concepts": len(self.concept_vectors), "content": len(self.content_vectors), "edges": edges}
 
     def _neighbours(self, node_id: str, kind: str) -> list[tuple[str, float]]:
@@ -452,16 +461,22 @@ class LoomGraph:
         return text
 
     def _read_reference(self, node: ContentNode) -> str:
+        """Read a reference's lines, refusing text that no longer matches its hash."""
+        from .errors import StaleReferenceError
+        from .index.walk import read_text, resolve_inside
+
         ref = node.reference
-        root = (self.workspace or Path.cwd()).resolve()
-        path = (root / ref.file).resolve()
-        if not path.is_relative_to(root):
-            raise LoomError(f"{node.id}: reference {ref.file!r} points outside the workspace {root}")
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        if self.workspace is None:
+            raise LoomError(f"{node.id} refers to {ref.file} but the graph has no workspace folder")
+        path = resolve_inside(self.workspace, ref.file)
+        try:
+            lines = read_text(path).split("\n")
+        except FileNotFoundError:
+            raise StaleReferenceError(f"{node.id}: {ref.file} no longer exists; re-index the workspace") from None
         start, end = ref.lines
         text = "\n".join(lines[start - 1 : end])
         if ref.sha256 and sha256_text(text) != ref.sha256:
-            raise LoomError(f"{node.id}: {ref.file} lines {start}-{end} changed since indexing (stale); re-index it")
+            raise StaleReferenceError(f"{node.id}: {ref.file} lines {start}-{end} changed since indexing (stale); re-index the workspace")
         return text
 
     # -- writing ------------------------------------------------------------------------
@@ -502,8 +517,13 @@ class LoomGraph:
         chunk_vectors: np.ndarray | None = None,
         meta: dict[str, Any] | None = None,
         node_id: str | None = None,
+        fields: dict[str, str] | None = None,
     ) -> tuple[ContentNode, LinkReport]:
-        """Add a content node and link it to concepts by threshold (seed 000 §4.3)."""
+        """Add a content node and link it to concepts by threshold (seed 000 §4.3).
+
+        ``fields`` are the texts lexical ranking reads (path, symbol, heading, import,
+        content); by default the node's text is its only field, "content".
+        """
         from .tokens import count_tokens
 
         graph = self.nx  # a lazily loaded graph is built before it changes
@@ -619,6 +639,7 @@ class LoomGraph:
         c_index, k_index = self.content_vectors.index, self.concept_vectors.index
         self._link_content, self._link_concept, self._link_weight = [], [], []
         self._adjacent, self._adjacent_weight = [], []
+        self._structure, self._structure_kind = [], []
         for u, v, d in self._nx.edges(data=True):
             if d["kind"] == "link":
                 content, concept = (u, v) if u in c_index else (v, u)
@@ -628,6 +649,41 @@ class LoomGraph:
             elif d["kind"] == "concept":
                 self._adjacent.append((k_index[u], k_index[v]))
                 self._adjacent_weight.append(d["weight"])
+            elif d["kind"] in STRUCTURE_KINDS:
+                a, b = d.get("source", u), d.get("target", v)
+                self._structure.append((c_index[a], c_index[b]))
+                self._structure_kind.append(d["kind"])
+
+    def add_structure(self, source: str, target: str, kind: str) -> bool:
+        """A code-structure edge between two content nodes ("imports" or "references").
+
+        Returns False when the pair is already joined (networkx keeps one edge per pair).
+        """
+        if kind not in STRUCTURE_KINDS:
+            raise ValueError(f"structure kind must be one of {STRUCTURE_KINDS}, got {kind!r}")
+        graph = self.nx
+        if source == target or graph.has_edge(source, target):
+            return False
+        index = self.content_vectors.index
+        graph.add_edge(source, target, kind=kind, weight=1.0, source=source, target=target)
+        self._structure.append((index[source], index[target]))
+        self._structure_kind.append(kind)
+        self._touch()
+        return True
+
+    def clear_structure(self) -> None:
+        """Remove every code-structure edge (the indexer recomputes them all)."""
+        if not self._structure:
+            return
+        graph = self.nx
+        ids = self.content_vectors.ids
+        graph.remove_edges_from((ids[a], ids[b]) for a, b in self._structure)
+        self._structure, self._structure_kind = [], []
+        self._touch()
+
+    def structure_of(self, node_id: str) -> list[tuple[str, str]]:
+        """(neighbour, kind) for each code-structure edge of a content node."""
+        return sorted((nb, d["kind"]) for nb, d in self.nx.adj[node_id].items() if d["kind"] in STRUCTURE_KINDS)
 
     def mark_accessed(self, node_ids: list[str]) -> None:
         """Record that these nodes were loaded at the current turn (resets staleness)."""
@@ -653,6 +709,7 @@ class LoomGraph:
         indptr = np.zeros(n_concepts + 1, dtype=np.int64)
         indptr[1:] = np.cumsum(np.bincount(src, minlength=n_concepts))
         cols = self.content_vectors.cols
+        structure = np.asarray(self._structure, dtype=np.int64).reshape(-1, 2)
         self._arrays = GraphArrays(
             content_ids=list(self.content_vectors.ids),
             content_vectors=self.content_vectors.matrix,
@@ -665,6 +722,8 @@ class LoomGraph:
             link_concept=np.asarray(self._link_concept, dtype=np.int64),
             concept_indptr=indptr,
             concept_indices=dst[order],
+            structure_a=structure[:, 0],
+            structure_b=structure[:, 1],
         )
         self._arrays_version = self._version
         return self._arrays

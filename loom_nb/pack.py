@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .config import SIGNALS, LoomConfig, Weights
+from .errors import StaleReferenceError
 from .graph import LoomGraph
 from .rank import Ranking
 from .tokens import count_tokens
@@ -421,6 +422,14 @@ def pack(
         covered.add(node.id)
 
     limit_reason = f"{mode.name.upper()} mode item limit ({limit}) reached"
+
+    def fresh_text(i: int, node_id: str) -> str | None:
+        """The node's text, or None (recorded as the decision) when its file went stale."""
+        try:
+            return graph.text(node_id)
+        except StaleReferenceError as exc:
+            visited[i] = ("manifest_only", f"stale: {exc}", 0, [])
+            return None
     position = 0
     while position < relevant_count:
         left = allowance - used
@@ -442,12 +451,12 @@ def pack(
         if node.id in covered:  # a summary already loaded in its source's place
             continue
         cost = cost_whole(i)
-        if all_fit:
-            add_block(i, node.title, graph.text(node.id), "loaded", "all relevant content fits the budget", cost)
-            continue
         too_big = node.tokens > config.large_node_tokens and cost > config.max_whole_share * allowance
-        if not too_big and cost <= left:
-            add_block(i, node.title, graph.text(node.id), "loaded", f"score {score:.2f}, fits ({cost} of {left} tokens left)", cost)
+        if all_fit or (not too_big and cost <= left):
+            text = fresh_text(i, node.id)
+            if text is not None:
+                reason = "all relevant content fits the budget" if all_fit else f"score {score:.2f}, fits ({cost} of {left} tokens left)"
+                add_block(i, node.title, text, "loaded", reason, cost)
             continue
         if node.tokens > config.large_node_tokens:
             summary_id = graph.summary_of(node.id)
@@ -455,8 +464,9 @@ def pack(
                 summary = graph.node(summary_id)
                 s_label = f"{node.title} (summary)"
                 s_cost = summary.tokens + frame_cost(node.id, s_label, node.type, score)
-                if s_cost <= left:
-                    add_block(i, s_label, graph.text(summary_id), "summary", f"{node.tokens} tokens is large; loaded its summary {summary_id}", s_cost)
+                summary_text = fresh_text(i, summary_id) if s_cost <= left else None
+                if summary_text is not None:
+                    add_block(i, s_label, summary_text, "summary", f"{node.tokens} tokens is large; loaded its summary {summary_id}", s_cost)
                     covered.add(summary_id)
                     if summary_id in graph.content_vectors.index:
                         visited[ranking.row(summary_id)] = ("summary", f"loaded in place of {node.id}", 0, [])
@@ -466,7 +476,9 @@ def pack(
                 longest = f"{node.title} ({len(node.chunks)} of {len(node.chunks)} chunks)"
                 frame = frame_cost(node.id, longest, node.type, score)
                 chunk_allowance = min(left, int(config.max_whole_share * allowance)) - frame
-                text = graph.text(node.id)
+                text = fresh_text(i, node.id)
+                if text is None:
+                    continue
                 spans, c_used = best_chunks(node.chunks, vectors, query_vector, text, chunk_allowance)
                 if spans:
                     label = f"{node.title} ({len(spans)} of {len(node.chunks)} chunks)"

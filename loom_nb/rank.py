@@ -82,6 +82,29 @@ def hop_signal(
     return signal, hops
 
 
+def follow_structure(hops: np.ndarray, a: np.ndarray, b: np.ndarray, decay: float) -> tuple[np.ndarray, np.ndarray]:
+    """Let hop distance also flow along code-structure edges (imports, references).
+
+    A node one structural edge away from a node ``h`` hops from the anchor is at most
+    ``h + 1`` hops away. One relaxation step, both directions, vectorised.
+
+    >>> s, hops = follow_structure(np.array([1, -1, -1]), np.array([0]), np.array([1]), 0.5)
+    >>> hops.tolist(), s.tolist()
+    ([1, 2, -1], [1.0, 0.5, 0.0])
+    """
+    big = np.iinfo(np.int64).max // 2
+    h = np.where(hops < 0, big, hops).astype(np.int64)
+    if a.size:
+        relaxed = h.copy()
+        np.minimum.at(relaxed, b, h[a] + 1)
+        np.minimum.at(relaxed, a, h[b] + 1)
+        h = relaxed
+    unreachable = h >= big
+    out = np.where(unreachable, -1, h)
+    signal = np.where(unreachable, 0.0, decay ** np.maximum(out - 1, 0).astype(float))
+    return signal, out
+
+
 def staleness_signal(last_access_turn: np.ndarray, turn: int, half_life: float) -> np.ndarray:
     """``0.5 ** (age / half_life)``, age in turns since last access: exponential decay.
 
@@ -115,15 +138,29 @@ def provenance_signal(type_codes: np.ndarray, table: dict[str, float]) -> np.nda
     return lookup[np.asarray(type_codes, dtype=np.int64)]
 
 
-def density_signal(n_content: int, link_content: np.ndarray, link_concept: np.ndarray, relevant_concepts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``1 - 0.5 ** k`` for a node linked to ``k`` query-relevant concepts (0, .5, .75, …).
+def density_signal(
+    n_content: int,
+    link_content: np.ndarray,
+    link_concept: np.ndarray,
+    relevant_concepts: np.ndarray,
+    structure: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``1 - 0.5 ** k`` for a node with ``k`` query-relevant connections (0, .5, .75, …).
+
+    Connections are concepts whose cosine to the query reaches ``concept_relevance``
+    and, for code, structural neighbours (imports, references) that are themselves
+    relevant: ``structure = (a, b, relevant_content)``.
 
     >>> s, k = density_signal(2, np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([True, True]))
     >>> s.tolist(), k.tolist()
     ([0.75, 0.5], [2, 1])
     """
-    counts = np.bincount(link_content, weights=relevant_concepts[link_concept].astype(float), minlength=n_content)
-    counts = counts[:n_content].astype(np.int64) if n_content else np.zeros(0, dtype=np.int64)
+    counts = np.bincount(link_content, weights=relevant_concepts[link_concept].astype(float), minlength=n_content)[:n_content]
+    if structure is not None and structure[0].size:
+        a, b, relevant = structure
+        counts = counts + np.bincount(b, weights=relevant[a].astype(float), minlength=n_content)[:n_content]
+        counts = counts + np.bincount(a, weights=relevant[b].astype(float), minlength=n_content)[:n_content]
+    counts = counts.astype(np.int64) if n_content else np.zeros(0, dtype=np.int64)
     return 1.0 - 0.5 ** counts, counts
 
 
@@ -240,7 +277,10 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
         dist = np.zeros(0, dtype=np.int64)
         relevant_concepts = np.zeros(0, dtype=bool)
     hop, hops = hop_signal(n, a.link_content, a.link_concept, dist, config.hop_decay)
-    density, counts = density_signal(n, a.link_content, a.link_concept, relevant_concepts)
+    relevant = semantic >= config.relevance_floor
+    if a.structure_a.size:
+        hop, hops = follow_structure(hops, a.structure_a, a.structure_b, config.hop_decay)
+    density, counts = density_signal(n, a.link_content, a.link_concept, relevant_concepts, (a.structure_a, a.structure_b, relevant))
     signals = np.column_stack(
         [
             semantic,
@@ -258,7 +298,7 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
         signals=signals,
         contributions=contributions,
         scores=scores,
-        relevant=semantic >= config.relevance_floor,
+        relevant=relevant,
         hops=hops,
         relevant_concept_counts=counts,
         weights=weights,

@@ -26,7 +26,7 @@ import numpy as np
 from .config import LoomConfig, Weights
 from .errors import EmbeddingMismatchError, SessionFormatError
 from .errors import UnknownNodeError
-from .graph import _TYPE_CODE, ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, VectorTable, utc_now
+from .graph import _TYPE_CODE, STRUCTURE_KINDS, ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, VectorTable, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -224,6 +224,11 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
             "b": [b for _, b in graph._adjacent],
             "weight": graph._adjacent_weight,
         },
+        "structure": {
+            "source": [a for a, _ in graph._structure],
+            "target": [b for _, b in graph._structure],
+            "kind": graph._structure_kind,
+        },
         "scores": scores or {},
     }
     atomic_write_bytes(graph_path, _dumps(doc))
@@ -339,6 +344,8 @@ class LazyNodes:
             yield concept_ids[a], concept_ids[b], {"kind": "concept", "weight": w, "created": self.node(concept_ids[a]).created}
         for source, summary in g._summaries.items():
             yield summary, source, {"kind": "summarizes", "weight": 1.0, "created": self.node(summary).created}
+        for (a, b), kind in zip(g._structure, g._structure_kind):
+            yield content_ids[a], content_ids[b], {"kind": kind, "weight": 1.0, "source": content_ids[a], "target": content_ids[b]}
 
 
 def _id_number(node_id: str) -> tuple[int, str]:
@@ -461,6 +468,8 @@ def _load_graph(folder: Path, expect_model: str | None) -> tuple[LoomGraph, dict
     n_content = _check_columns(path, "content", content, _CONTENT_REQUIRED)
     n_links = _check_columns(path, "links", doc["links"], ("content", "concept", "weight"))
     n_adjacent = _check_columns(path, "concept_edges", doc["concept_edges"], ("a", "b", "weight"))
+    structure = doc.get("structure") or {"source": [], "target": [], "kind": []}
+    n_structure = _check_columns(path, "structure", structure, ("source", "target", "kind"))
     vec = doc["vectors"]
     content_vecs = _load_npy(folder, vec["content"], dim)
     concept_vecs = _load_npy(folder, vec["concepts"], dim)
@@ -484,6 +493,7 @@ def _load_graph(folder: Path, expect_model: str | None) -> tuple[LoomGraph, dict
         edges = doc["concept_edges"]
         pairs = np.column_stack([np.asarray(edges["a"], dtype=np.int64).reshape(-1), np.asarray(edges["b"], dtype=np.int64).reshape(-1)])
         link_w = [float(w) for w in links["weight"]]
+        struct = np.column_stack([np.asarray(structure["source"], dtype=np.int64).reshape(-1), np.asarray(structure["target"], dtype=np.int64).reshape(-1)])
         pair_w = [float(w) for w in edges["weight"]]
     except (TypeError, ValueError) as exc:
         raise SessionFormatError(path, f"a numeric column is malformed ({exc})") from None
@@ -491,6 +501,10 @@ def _load_graph(folder: Path, expect_model: str | None) -> tuple[LoomGraph, dict
         raise SessionFormatError(path, "a link names a node row that is not in the graph")
     if n_adjacent and (pairs.min() < 0 or pairs.max() >= n_concepts):
         raise SessionFormatError(path, "a concept edge names a concept row that is not in the graph")
+    if n_structure and (struct.min() < 0 or struct.max() >= n_content):
+        raise SessionFormatError(path, "a structure edge names a content row that is not in the graph")
+    if not set(structure["kind"]) <= set(STRUCTURE_KINDS):
+        raise SessionFormatError(path, f"unknown structure edge kinds {sorted(set(structure['kind']) - set(STRUCTURE_KINDS))}")
 
     graph = LoomGraph(config=config, embedding_model=model)
     graph.turn = int(doc.get("turn", 0))
@@ -504,6 +518,7 @@ def _load_graph(folder: Path, expect_model: str | None) -> tuple[LoomGraph, dict
         raise SessionFormatError(path, "a concept and a content node share an id")
     graph._link_content, graph._link_concept, graph._link_weight = link_c.tolist(), link_k.tolist(), link_w
     graph._adjacent, graph._adjacent_weight = [tuple(p) for p in pairs.tolist()], pair_w
+    graph._structure, graph._structure_kind = [tuple(p) for p in struct.tolist()], list(structure["kind"])
     for node_id, source in zip(content["id"], content.get("summary_of") or ()):
         if source is not None:
             if source not in graph.content_vectors.index:

@@ -137,7 +137,6 @@ def _canonical(language: str) -> str:
     return _ALIASES.get(lang, lang)
 
 
-@functools.lru_cache(maxsize=None)
 def grammar(language: str):
     """The cached ``tree_sitter.Language`` for a :data:`SUPPORTED` language, or None.
 
@@ -150,8 +149,12 @@ def grammar(language: str):
     (True, None)
     """
     lang = _canonical(language)
-    if lang not in _GRAMMARS:
-        return None
+    return _load_grammar(lang) if lang in _GRAMMARS else None
+
+
+@functools.lru_cache(maxsize=None)
+def _load_grammar(lang: str):
+    """Load once per process; a failure is cached too, so it is logged once."""
     module_name, func = _GRAMMARS[lang]
     try:
         from tree_sitter import Language
@@ -495,7 +498,7 @@ def _clean_comment(text: str) -> str:
         lines = [re.sub(r"^\s*\*(?!/) ?", "", line) for line in text.split("\n")]
     else:
         lines = [_LINE_MARK.sub("", line, count=1) for line in text.split("\n")]
-    return inspect.cleandoc("\n".join(lines))
+    return inspect.cleandoc("\n".join(line.rstrip() for line in lines)).strip()
 
 
 def _leading_comments(outer, family: str) -> tuple[list, int]:
@@ -527,7 +530,7 @@ def _finish(defs: list[_Def], family: str, src: bytes) -> None:
         comments, top = _leading_comments(d.outer, family)
         doc = _python_docstring(d.decl, src) if family == _PY else ""
         if not doc and comments:
-            doc = _clean_comment("\n".join(_text(c, src) for c in comments))
+            doc = _clean_comment("\n".join(_text(c, src).rstrip() for c in comments))
         d.doc = doc if len(doc) <= MAX_DOC_CHARS else doc[:MAX_DOC_CHARS - 1].rstrip() + "…"
         d.start_line = top + 1
         d.end_line = max(d.start_line, _end_line(d.outer))
@@ -562,7 +565,6 @@ def _imports(language: str, root, src: bytes) -> tuple[str, ...]:
         if language == "go":
             text = text.strip("\"`")
         found.append((node.start_byte, _WS.sub(" ", text)))
-    fns = sorted(caps.get("fn", []), key=lambda n: n.start_byte)
     for arg in caps.get("arg", []):  # require("x") / import("x"): the call must be one of those
         call = arg.parent.parent.parent if arg.parent and arg.parent.parent else None
         fn = call.child_by_field_name("function") if call is not None else None
@@ -597,7 +599,6 @@ def _imports(language: str, root, src: bytes) -> tuple[str, ...]:
         if name and name not in seen:
             seen.add(name)
             ordered.append(name)
-    _ = fns
     return tuple(ordered)
 
 
@@ -607,6 +608,8 @@ def _imports(language: str, root, src: bytes) -> tuple[str, ...]:
 
 def _first_error(root):
     """The first ERROR node in document order (MISSING nodes are repairs already made)."""
+    if root.type == "ERROR":  # the whole file failed to parse as one unit
+        return root
     node = root
     while node is not None:
         nxt = None
@@ -659,19 +662,24 @@ def _tree_outline(path: str, text: str, language: str) -> Outline:
         work = src
         # tree-sitter recovers locally, but an unclosed bracket can swallow the rest of the file
         # into one ERROR node: blank the broken lines and parse again, keeping the richest result.
+        row = first.start_point[0] if first is not None else None
         for _ in range(MAX_REPAIRS):
-            if first is None:
+            if row is None:
                 break
-            work = _blank_error_lines(work, first.start_point[0])
+            work = _blank_error_lines(work, row)
             tree2, defs2 = _parse_defs(language, work)
             if len(defs2) > len(best[1]):
                 best = (tree2, defs2, work)
             if not tree2.root_node.has_error:
                 break
             nxt = _first_error(tree2.root_node)
-            if nxt is None or nxt.start_point[0] <= first.start_point[0]:
+            if nxt is None:
                 break
-            first = nxt
+            if nxt.start_point[0] > row:
+                row = nxt.start_point[0]
+            else:  # the error is reported after its cause (`foo(1,` then `}`): step back a line
+                lines = work.split(b"\n")
+                row = next((r for r in range(row - 1, -1, -1) if lines[r].strip()), None)
         tree, defs, src = best
         if not defs:
             log.debug("%s: %s and no symbols; windowing", path, error)
@@ -916,9 +924,11 @@ def skeleton(text: str, outline: Outline) -> str:
         out = [f"{outline.path} ({outline.language}, {n} lines)"]
         if outline.imports:
             out.append("imports: " + ", ".join(outline.imports))
-        stack: list[int] = []  # end lines of the open enclosing symbols
+        stack: list[tuple[str, int]] = []  # (qualname, end line) of the open enclosing symbols
         for sym in outline.symbols:
-            while stack and stack[-1] < sym.start_line:
+            sep = " > " if sym.kind == "heading" else "."
+            while stack and not (sym.qualname.startswith(stack[-1][0] + sep)
+                                 and sym.start_line <= stack[-1][1]):
                 stack.pop()
             if sym.kind == "window":
                 line = f"L{sym.start_line}: {sym.signature} … (lines {sym.start_line}-{sym.end_line})"
@@ -928,8 +938,8 @@ def skeleton(text: str, outline: Outline) -> str:
                 if doc:
                     line += f" — {doc}"
             out.append("  " * len(stack) + line)
-            if sym.kind != "window" and sym.end_line > sym.start_line:
-                stack.append(sym.end_line)
+            if sym.kind != "window":
+                stack.append((sym.qualname, sym.end_line))
         return "\n".join(out)
     except Exception as exc:
         log.warning("skeleton of %s failed: %s", getattr(outline, "path", "?"), exc)

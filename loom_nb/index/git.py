@@ -1,0 +1,73 @@
+"""What git knows about a workspace: the commit, what changed since one, what is dirty.
+
+Every function degrades to ``None`` outside a repository or when git is missing, so the
+indexer falls back to modification times and content hashes (seed 000 §13.3).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+def _git(root: Path, *args: str) -> str | None:
+    if shutil.which("git") is None:
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30, check=False,
+            env={"GIT_OPTIONAL_LOCKS": "0", "PATH": "/usr/bin:/bin:/usr/local/bin", "LC_ALL": "C"},
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.info("git %s failed: %s", " ".join(args), exc)
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout
+
+
+def repo_prefix(root: Path) -> str | None:
+    """The workspace's path inside its repository ("" at the top), or ``None`` if not in git."""
+    out = _git(root, "rev-parse", "--show-prefix")
+    return None if out is None else out.strip()
+
+
+def head_commit(root: Path) -> str | None:
+    out = _git(root, "rev-parse", "--verify", "--quiet", "HEAD")
+    return out.strip() if out else None
+
+
+def _relative(paths: list[str], prefix: str) -> set[str]:
+    """Repository paths → workspace paths (those outside the workspace dropped)."""
+    return {p[len(prefix):] for p in paths if p and p.startswith(prefix)}
+
+
+def changed_since(root: Path, commit: str) -> set[str] | None:
+    """Workspace paths that differ between ``commit`` and HEAD (``git diff --name-only``).
+
+    Renames count as a deletion and an addition; ``None`` when git cannot tell (not a
+    repository, or the commit is gone after a rebase), and the caller must check every file.
+    """
+    prefix = repo_prefix(root)
+    if prefix is None:
+        return None
+    out = _git(root, "diff", "--name-only", "--no-renames", "-z", f"{commit}..HEAD", "--", ".")
+    if out is None:
+        return None
+    return _relative(out.split("\0"), prefix)
+
+
+def dirty_files(root: Path) -> set[str] | None:
+    """Workspace paths with uncommitted changes or untracked, from ``git status``."""
+    prefix = repo_prefix(root)
+    if prefix is None:
+        return None
+    out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", ".")
+    if out is None:
+        return None
+    paths = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
+    return _relative(paths, prefix)

@@ -1,0 +1,331 @@
+"""Index a workspace into lazy reference nodes, and keep them fresh (seed 000 §13).
+
+``index_workspace`` walks the folder, outlines each file with tree-sitter, turns the outline
+into units (functions, classes, sections, windows), embeds them in batches and adds one
+``file_reference`` node per unit. The text stays in the file: a node holds the path, line
+range, signature and a hash, and is read (and checked) only when loaded.
+
+Re-indexing touches only what changed: git says which files differ from the last indexed
+commit; outside git, or for uncommitted edits, the size, mtime and content hash decide.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import LoomError
+from ..graph import Provenance, Reference, sha256_text
+from ..pack import chunk_spans
+from ..tokens import count_tokens_many
+from .git import changed_since, dirty_files, head_commit
+from .symbols import outline
+from .units import Unit, file_units
+from .walk import WalkLimits, read_text, walk_workspace
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 64
+MAX_SHARED_DEFINITIONS = 3
+"""A name defined in more places than this (``get``, ``run``) draws no reference edges."""
+
+
+@dataclass
+class IndexReport:
+    """What one indexing run did, for the closing summary and for tests."""
+
+    root: Path
+    files_seen: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    files_skipped: int = 0
+    nodes_added: int = 0
+    nodes_removed: int = 0
+    texts_embedded: int = 0
+    parse_errors: int = 0
+    concepts: int = 0
+    structure_edges: int = 0
+    seconds: float = 0.0
+    git: bool = False
+    skipped_reasons: dict[str, int] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        parts = [
+            f"Indexed {self.root}: {self.files_seen} files ({self.files_indexed} parsed, {self.files_unchanged} unchanged, "
+            f"{self.files_removed} removed), {self.files_skipped} skipped",
+            f"  {self.nodes_added} nodes added, {self.nodes_removed} removed; {self.texts_embedded} texts embedded; "
+            f"{self.concepts} concepts; {self.structure_edges} structure edges; {self.parse_errors} files with parse errors",
+            f"  {self.seconds:.1f} s; change detection by {'git, then size/mtime/hash' if self.git else 'size/mtime/hash'}",
+        ]
+        if self.skipped_reasons:
+            parts.append("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(self.skipped_reasons.items(), key=lambda x: -x[1])))
+        return "\n".join(parts)
+
+
+def _progress(iterable, total: int, desc: str, enabled: bool | None):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover
+        return iterable
+    return tqdm(iterable, total=total, desc=desc, unit="file" if "pars" in desc else "batch", disable=None if enabled is None else not enabled, leave=False)
+
+
+def index_workspace(
+    loom,
+    root: str | Path,
+    *,
+    limits: WalkLimits | None = None,
+    extra_ignores: Sequence[str] = (),
+    max_unit_tokens: int = 800,
+    progress: bool | None = None,
+) -> IndexReport:
+    """Index (or refresh) the folder ``root`` into ``loom``'s graph.
+
+    Parameters
+    ----------
+    loom : Loom
+    root : path
+        The workspace; a session indexes one workspace.
+    limits : WalkLimits, optional
+        File size and count limits (what is skipped is reported).
+    extra_ignores : sequence of str
+        More gitignore-style patterns.
+    max_unit_tokens : int
+        A class bigger than this is split into its header and its methods.
+    progress : bool, optional
+        Show tqdm bars (default: when attached to a terminal or notebook).
+    """
+    started = time.perf_counter()
+    graph = loom.graph
+    root = Path(root).expanduser().resolve()
+    state = graph.metadata.get("workspace")
+    if state and state.get("root") != str(root):
+        raise LoomError(f"this session indexes {state['root']}; open another session folder to index {root}")
+    state = state or {"root": str(root), "commit": None, "files": {}}
+    graph.workspace = root
+    walk = walk_workspace(root, limits, extra_ignores=extra_ignores)
+    report = IndexReport(root=root, files_seen=len(walk.files), files_skipped=walk.skipped_count, skipped_reasons=dict(walk.reason_counts))
+
+    head = head_commit(root)
+    report.git = head is not None
+    changed = changed_since(root, state["commit"]) if head and state.get("commit") else None
+    dirty = dirty_files(root) if head else None
+    files: dict[str, dict] = state["files"]
+    current = {entry.path: entry for entry in walk.files}
+
+    # 1. what is gone or changed
+    stale_paths = [p for p in files if p not in current]
+    todo: list[tuple[str, str, str]] = []  # (path, language, text)
+    for path, entry in current.items():
+        old = files.get(path)
+        if old is not None:
+            if changed is not None and dirty is not None and old.get("clean") and path not in changed and path not in dirty:
+                report.files_unchanged += 1
+                continue
+            if old["size"] == entry.size and old["mtime_ns"] == entry.mtime_ns:
+                report.files_unchanged += 1
+                continue
+        try:
+            text = read_text(root / path)
+        except OSError as exc:
+            report.skipped_reasons[f"unreadable: {type(exc).__name__}"] = report.skipped_reasons.get(f"unreadable: {type(exc).__name__}", 0) + 1
+            continue
+        digest = sha256_text(text)
+        if old is not None and old["sha256"] == digest:
+            old.update(size=entry.size, mtime_ns=entry.mtime_ns, clean=dirty is not None and path not in dirty)
+            report.files_unchanged += 1
+            continue
+        if old is not None:
+            stale_paths.append(path)
+        todo.append((path, entry.language, text))
+
+    for path in stale_paths:
+        for node_id in files.pop(path)["nodes"]:
+            if node_id in graph:
+                graph.remove(node_id)
+                report.nodes_removed += 1
+        if path not in current:
+            report.files_removed += 1
+
+    # 2. outline and cut into units
+    units_by_file: list[tuple[str, str, str, list[Unit]]] = []
+    for path, language, text in _progress(todo, len(todo), "parsing", progress):
+        result = outline(path, text, language)
+        if result.error:
+            report.parse_errors += 1
+        units = file_units(path, language, text, result, max_unit_tokens)
+        units_by_file.append((path, language, text, units))
+    report.files_indexed = len(units_by_file)
+
+    # 3. embed in batches (the cache skips text it has seen), then add the nodes
+    all_units = [u for _, _, _, units in units_by_file for u in units]
+    tokens = count_tokens_many([u.text for u in all_units])
+    config = graph.config
+    pieces: list[str] = []
+    plan: list[tuple[int, list[tuple[int, int]]]] = []  # per unit: first piece index, chunk spans
+    for unit, n in zip(all_units, tokens):
+        spans = chunk_spans(unit.text, config.chunk_tokens) if n > config.large_node_tokens else []
+        plan.append((len(pieces), spans))
+        pieces.extend([unit.text[s:e] for s, e in spans] if spans else [unit.embed_text()])
+    misses_before = loom.embedder.misses
+    vectors = np.zeros((len(pieces), loom.embedder.dim), dtype=np.float32) if pieces else None
+    batches = range(0, len(pieces), EMBED_BATCH)
+    for start in _progress(batches, len(batches), "embedding", progress):
+        vectors[start : start + EMBED_BATCH] = loom.embedder.embed(pieces[start : start + EMBED_BATCH])
+    report.texts_embedded = loom.embedder.misses - misses_before
+
+    position = 0
+    for path, language, text, units in units_by_file:
+        ids = []
+        for unit in units:
+            first, spans = plan[position]
+            n_tokens = tokens[position]
+            position += 1
+            if spans:
+                chunk_vecs = vectors[first : first + len(spans)]
+                mean = chunk_vecs.mean(axis=0)
+                vector = mean / (np.linalg.norm(mean) or 1.0)
+            else:
+                chunk_vecs, vector = None, vectors[first]
+            node, _ = graph.add_content(
+                unit.text,
+                vector,
+                type="file_reference",
+                tokens=n_tokens,
+                title=unit.title,
+                reference=Reference(unit.path, (unit.start, unit.end), unit.signature, sha256_text(unit.text)),
+                provenance=Provenance("indexer", f"{unit.kind} {unit.name}", "input"),
+                chunks=spans,
+                chunk_vectors=chunk_vecs,
+                fields=unit.fields(),
+                meta={
+                    "path": unit.path,
+                    "language": language,
+                    "kind": unit.kind,
+                    "name": unit.name,
+                    "defines": list(unit.defines),
+                    "references": list(unit.references),
+                    "imports": list(unit.imports),
+                },
+            )
+            ids.append(node.id)
+            report.nodes_added += 1
+        entry = current[path]
+        files[path] = {
+            "sha256": sha256_text(text),
+            "size": entry.size,
+            "mtime_ns": entry.mtime_ns,
+            "commit": head,
+            "clean": dirty is not None and path not in dirty,
+            "nodes": ids,
+        }
+
+    state["commit"] = head
+    graph.metadata["workspace"] = state
+    if todo or stale_paths or not graph._structure:
+        report.structure_edges = link_structure(graph, files)
+    else:
+        report.structure_edges = len(graph._structure)
+    report.concepts = len(graph.concept_vectors)
+    report.seconds = time.perf_counter() - started
+    log.info("%s", report)
+    return report
+
+
+# -- structure: imports and references -------------------------------------------------------
+
+
+def resolve_import(importer: str, spec: str, language: str, paths: set[str]) -> str | None:
+    """The indexed file an import names, if any (relative imports and module paths).
+
+    >>> resolve_import("pkg/a.py", ".b", "python", {"pkg/b.py"})
+    'pkg/b.py'
+    >>> resolve_import("src/app.ts", "./util", "typescript", {"src/util.ts"})
+    'src/util.ts'
+    >>> resolve_import("pkg/a.py", "pkg.sub", "python", {"pkg/sub/__init__.py"})
+    'pkg/sub/__init__.py'
+    """
+    folder = str(PurePosixPath(importer).parent)
+    folder = "" if folder == "." else folder
+    candidates: list[str] = []
+    if language == "python":
+        dots = len(spec) - len(spec.lstrip("."))
+        rest = spec.lstrip(".").replace(".", "/")
+        if dots:
+            base = folder
+            for _ in range(dots - 1):
+                base = posixpath.dirname(base)
+            stem = posixpath.join(base, rest) if rest else base
+            candidates = [f"{stem}.py", f"{stem}/__init__.py"]
+        else:
+            candidates = [f"{rest}.py", f"{rest}/__init__.py"]
+            # a src-layout or nested package: match by suffix below
+    elif language in ("javascript", "typescript", "tsx"):
+        if spec.startswith("."):
+            stem = posixpath.normpath(posixpath.join(folder, spec))
+            exts = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
+            candidates = [stem] + [stem + e for e in exts] + [f"{stem}/index{e}" for e in exts]
+    elif language == "go":  # an import path ends with the folder of its package: take its first file
+        folders = sorted({posixpath.dirname(p) for p in paths if p.endswith(".go")}, key=len, reverse=True)
+        for folder_path in folders:
+            if folder_path and (spec == folder_path or spec.endswith("/" + folder_path)):
+                return sorted(p for p in paths if posixpath.dirname(p) == folder_path and p.endswith(".go"))[0]
+        return None
+    else:
+        cleaned = spec.replace("\\", "/").replace("::", "/").replace(".", "/").strip("/")
+        for prefix in ("crate/", "self/", "super/"):
+            cleaned = cleaned.removeprefix(prefix)
+        ext = {"rust": ".rs", "java": ".java", "php": ".php"}.get(language, "")
+        candidates = [cleaned + ext, cleaned + "/mod.rs"] if ext else [cleaned]
+    for candidate in candidates:
+        candidate = posixpath.normpath(candidate) if candidate else candidate
+        if candidate in paths:
+            return candidate
+    if language == "python" or language in ("java", "php", "rust"):
+        for candidate in candidates:
+            matches = [p for p in paths if p.endswith("/" + candidate)]
+            if len(matches) == 1:
+                return matches[0]
+    return None
+
+
+def link_structure(graph, files: dict[str, dict]) -> int:
+    """Recompute every import and reference edge from the nodes' metadata; returns the count.
+
+    Imports join the first node of the importing file to the first node of the imported
+    file; references join a unit that calls a name to the unit(s) defining it, as aider's
+    repository map does, skipping names defined in too many places to mean anything.
+    """
+    graph.clear_structure()
+    paths = set(files)
+    first_node = {path: info["nodes"][0] for path, info in files.items() if info["nodes"]}
+    definitions: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    metas = []
+    for path, info in files.items():
+        for node_id in info["nodes"]:
+            meta = graph.node(node_id).meta
+            metas.append((node_id, meta))
+            for name in meta.get("defines", ()):
+                definitions[name].append((node_id, path))
+    count = 0
+    for node_id, meta in metas:
+        path = meta.get("path", "")
+        for spec in meta.get("imports", ()):
+            target = resolve_import(path, spec, meta.get("language", ""), paths)
+            if target and target != path and target in first_node:
+                count += graph.add_structure(node_id, first_node[target], "imports")
+        for name in meta.get("references", ()):
+            targets = definitions.get(name, [])
+            if 0 < len(targets) <= MAX_SHARED_DEFINITIONS:
+                for target_id, target_path in targets:
+                    if target_id != node_id:
+                        count += graph.add_structure(node_id, target_id, "references")
+    return count

@@ -1,0 +1,144 @@
+"""From a file's outline to the units that become content nodes.
+
+A unit is a line range worth loading on its own: a top-level function or class (a large
+class is split into its header and its methods), a module preamble (imports and module
+docstring), a Markdown section, or a bounded window of any other text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..tokens import count_tokens
+from .symbols import Outline, Symbol, text_windows
+
+CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type", "module"})
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One indexed piece of a file, with the fields lexical ranking reads."""
+
+    path: str
+    language: str
+    kind: str
+    """"preamble", "function", "class", "method", …, "heading", "window"."""
+    name: str
+    """Qualified symbol name, "H1 > H2" heading path, or "lines a-b"."""
+    signature: str
+    doc: str
+    start: int
+    """First line, 1-based."""
+    end: int
+    """Last line, inclusive."""
+    text: str
+    defines: tuple[str, ...] = ()
+    """Bare names of the symbols defined in this unit (for reference edges)."""
+    references: tuple[str, ...] = ()
+    """Names called inside this unit."""
+    imports: tuple[str, ...] = ()
+    headings: tuple[str, ...] = ()
+
+    @property
+    def title(self) -> str:
+        return f"{self.path}:{self.start}-{self.end} {self.name}" if self.kind != "preamble" else f"{self.path} (module)"
+
+    def embed_text(self) -> str:
+        """What is embedded: the path and name first, since MiniLM reads 256 tokens at most."""
+        head = f"{self.path} {self.name}".strip()
+        return f"{head}\n{self.doc}\n{self.text}" if self.doc and self.doc not in self.text else f"{head}\n{self.text}"
+
+    def fields(self) -> dict[str, str]:
+        """Text per lexical field (seed 004: path, symbol, heading, import, content)."""
+        fields = {"path": self.path, "content": self.text}
+        if self.defines or (self.kind not in ("window", "heading", "preamble")):
+            fields["symbol"] = " ".join((self.name, *self.defines))
+        if self.headings:
+            fields["heading"] = " ".join(self.headings)
+        if self.imports:
+            fields["import"] = " ".join(self.imports)
+        return fields
+
+
+def _slice(lines: list[str], start: int, end: int) -> str:
+    return "\n".join(lines[start - 1 : end])
+
+
+def _symbol_unit(path: str, language: str, lines: list[str], sym: Symbol, children: list[Symbol], start: int | None = None, end: int | None = None) -> Unit:
+    start = start or sym.start_line
+    end = end or sym.end_line
+    refs = set(sym.references)
+    for child in children:
+        refs.update(child.references)
+    return Unit(
+        path=path, language=language, kind=sym.kind, name=sym.qualname, signature=sym.signature, doc=sym.doc,
+        start=start, end=end, text=_slice(lines, start, end),
+        defines=tuple(dict.fromkeys([sym.name, *(c.name for c in children)])), references=tuple(sorted(refs)),
+    )
+
+
+def code_units(path: str, language: str, text: str, outline: Outline, max_unit_tokens: int) -> list[Unit]:
+    """Units of a parsed source file: preamble, top-level symbols, large classes split."""
+    lines = text.split("\n")
+    top = [s for s in outline.symbols if s.parent is None]
+    units: list[Unit] = []
+    first = min((s.start_line for s in top), default=len(lines) + 1)
+    preamble_end = first - 1
+    if preamble_end >= 1 and _slice(lines, 1, preamble_end).strip():
+        units.append(Unit(path, language, "preamble", path, "", "", 1, preamble_end, _slice(lines, 1, preamble_end), imports=outline.imports))
+    covered_to = 0
+    for sym in top:
+        if sym.start_line <= covered_to:  # nested in a symbol already emitted (e.g. a decorator range)
+            continue
+        children = [s for s in outline.symbols if s.parent is not None and sym.start_line <= s.start_line and s.end_line <= sym.end_line]
+        body = _slice(lines, sym.start_line, sym.end_line)
+        if children and count_tokens(body) > max_unit_tokens:
+            head_end = min(c.start_line for c in children) - 1
+            if head_end >= sym.start_line:
+                units.append(_symbol_unit(path, language, lines, sym, [], sym.start_line, head_end))
+            for child in children:
+                units.append(_symbol_unit(path, language, lines, child, []))
+        else:
+            units.append(_symbol_unit(path, language, lines, sym, children))
+        covered_to = sym.end_line
+    if not units:
+        return window_units(path, language, text)
+    if outline.imports and units[0].kind != "preamble":
+        first_unit = units[0]
+        units[0] = Unit(**{**first_unit.__dict__, "imports": outline.imports})
+    return units
+
+
+def markdown_units(path: str, text: str, outline: Outline) -> list[Unit]:
+    """One unit per heading, from the heading to the next heading of any level."""
+    lines = text.split("\n")
+    heads = sorted((s for s in outline.symbols if s.kind == "heading"), key=lambda s: s.start_line)
+    if not heads:
+        return window_units(path, "markdown", text)
+    units = []
+    starts = [h.start_line for h in heads] + [len(lines) + 1]
+    if starts[0] > 1 and _slice(lines, 1, starts[0] - 1).strip():
+        units.append(Unit(path, "markdown", "heading", path, "", "", 1, starts[0] - 1, _slice(lines, 1, starts[0] - 1), headings=(path,)))
+    for head, end in zip(heads, starts[1:]):
+        end = max(head.start_line, end - 1)
+        units.append(Unit(path, "markdown", "heading", head.qualname, head.signature, "", head.start_line, end,
+                          _slice(lines, head.start_line, end), headings=tuple(head.qualname.split(" > "))))
+    return units
+
+
+def window_units(path: str, language: str, text: str) -> list[Unit]:
+    lines = text.split("\n")
+    return [
+        Unit(path, language, "window", f"lines {a}-{b}", "", "", a, b, _slice(lines, a, b))
+        for a, b in text_windows(text)
+        if _slice(lines, a, b).strip()
+    ]
+
+
+def file_units(path: str, language: str, text: str, outline: Outline, max_unit_tokens: int = 800) -> list[Unit]:
+    """The units of one file, whatever its language; never empty for a non-blank file."""
+    if language == "markdown":
+        return markdown_units(path, text, outline)
+    if outline.parsed and any(s.kind in CODE_KINDS for s in outline.symbols):
+        return code_units(path, language, text, outline, max_unit_tokens)
+    return window_units(path, language, text)

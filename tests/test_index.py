@@ -1,0 +1,227 @@
+"""Indexing a workspace: reference nodes, structure edges, freshness, refresh."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from loom_nb import HashingEmbedder, Loom, LoomError
+from loom_nb.index import resolve_import
+
+FILES = {
+    "app/tokens.py": '''"""Token refresh for the dashboard."""
+
+import time
+
+from .store import TokenStore
+
+
+def refresh(store, client_id):
+    """Exchange the refresh token for a new access token."""
+    store.save(client_id)
+    return rotate(store)
+
+
+def rotate(store):
+    """Rotate the refresh token after each use."""
+    return store
+''',
+    "app/store.py": '''class TokenStore:
+    """Holds one session's tokens."""
+
+    def save(self, client_id):
+        return client_id
+''',
+    "web/client.ts": '''import { fetchJson } from "./http";
+
+/** Calls the refresh endpoint. */
+export async function refreshToken(id: string): Promise<string> {
+  return fetchJson("/oauth/token", id);
+}
+''',
+    "web/http.ts": '''export function fetchJson(url: string, body: string): Promise<string> {
+  return fetch(url, { body }).then((r) => r.text());
+}
+''',
+    "docs/guide.md": "# Guide\n\nIntro text.\n\n## Refresh tokens\n\nThey rotate on every use.\n\n## Theme\n\nColours.\n",
+    "notes.txt": "plain text notes about deployment\n",
+    "node_modules/lib/index.js": "module.exports = 1;\n",
+    "logo.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00",
+}
+
+
+def make_workspace(root: Path, files=FILES):
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+
+
+def git(root: Path, *args):
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@e", "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(root)})
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    root = tmp_path / "ws"
+    make_workspace(root)
+    return root
+
+
+def nodes_by_title(loom):
+    return {n.title: n for n in loom.graph.content_nodes()}
+
+
+def test_index_makes_reference_nodes_per_symbol(workspace):
+    loom = Loom(embedder=HashingEmbedder())
+    report = loom.index(workspace, progress=False)
+    assert report.files_seen == 6 and report.files_indexed == 6
+    assert report.files_skipped >= 2  # node_modules and the PNG
+    titles = set(nodes_by_title(loom))
+    assert "app/tokens.py (module)" in titles
+    assert "app/tokens.py:8-11 refresh" in titles and "app/tokens.py:14-16 rotate" in titles
+    assert "app/store.py:1-5 TokenStore" in titles
+    assert any(t.startswith("web/client.ts:") and t.endswith("refreshToken") for t in titles)
+    assert "docs/guide.md:5-8 Guide > Refresh tokens" in titles
+    node = nodes_by_title(loom)["app/tokens.py:8-11 refresh"]
+    assert node.type == "file_reference" and node.reference.file == "app/tokens.py"
+    assert node.reference.lines == (8, 11) and node.reference.signature.startswith("def refresh(store, client_id)")
+    assert loom.text(node.id).startswith("def refresh(store, client_id):")
+    assert node.id not in loom.graph._texts  # lazy: read from the file when needed
+
+
+def test_structure_edges_follow_imports_and_calls(workspace):
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    by_title = nodes_by_title(loom)
+    refresh = by_title["app/tokens.py:8-11 refresh"].id
+    rotate = by_title["app/tokens.py:14-16 rotate"].id
+    store_cls = by_title["app/store.py:1-5 TokenStore"].id
+    edges = dict(loom.graph.structure_of(refresh))
+    assert edges[rotate] == "references" and edges[store_cls] == "references"  # calls rotate() and store.save()
+    module = by_title["app/tokens.py (module)"].id
+    assert dict(loom.graph.structure_of(module))[store_cls] == "imports"
+    client = next(n.id for t, n in by_title.items() if t.endswith("refreshToken"))
+    http = next(n.id for t, n in by_title.items() if t.endswith("fetchJson"))
+    assert (http, "imports") in loom.graph.structure_of(client) or (http, "references") in loom.graph.structure_of(client)
+
+
+def test_reindexing_an_unchanged_workspace_parses_and_embeds_nothing(workspace):
+    loom = Loom(embedder=HashingEmbedder())
+    first = loom.index(workspace, progress=False)
+    again = loom.index(workspace, progress=False)
+    assert again.files_indexed == 0 and again.texts_embedded == 0 and again.nodes_added == 0
+    assert again.files_unchanged == first.files_seen
+
+
+def test_refresh_after_edit_delete_and_rename_outside_git(workspace):
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    before = loom.graph.counts()["content"]
+    path = workspace / "app/tokens.py"
+    path.write_text(path.read_text() + "\n\ndef revoke(store):\n    return None\n")
+    (workspace / "notes.txt").unlink()
+    (workspace / "web/http.ts").rename(workspace / "web/fetch.ts")
+    report = loom.index(workspace, progress=False)
+    assert report.files_indexed == 2 and report.files_removed == 2  # tokens.py, fetch.ts; notes.txt, http.ts
+    titles = set(nodes_by_title(loom))
+    assert any(t.endswith(" revoke") for t in titles)
+    assert not any(t.startswith("notes.txt") or t.startswith("web/http.ts") for t in titles)
+    assert any(t.startswith("web/fetch.ts") for t in titles)
+    assert loom.graph.counts()["content"] == before  # +1 revoke, -1 notes.txt; http.ts became fetch.ts
+
+
+def test_changed_file_is_stale_until_reindexed_and_never_served(workspace):
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    node = nodes_by_title(loom)["app/tokens.py:14-16 rotate"]
+    path = workspace / "app/tokens.py"
+    path.write_text(path.read_text().replace("return store\n", "return None  # changed\n"))
+    from loom_nb import StaleReferenceError
+
+    with pytest.raises(StaleReferenceError, match="changed since indexing"):
+        loom.text(node.id)
+    result = loom.query("rotate the refresh token", budget=2000, mode="fused")
+    row = result.decision(node.id)
+    assert row.decision != "loaded" or "return None" not in result.context
+    assert "return None  # changed" not in result.context
+    stale_rows = [r for r in result.table if r.reason.startswith("stale:")]
+    assert stale_rows, "the stale node is reported as such"
+    loom.index(workspace, progress=False)
+    fresh = nodes_by_title(loom)["app/tokens.py:14-16 rotate"]
+    assert "return None  # changed" in loom.text(fresh.id)
+
+
+def test_git_aware_refresh(workspace):
+    git(workspace, "init", "-q")
+    git(workspace, "add", ".")
+    git(workspace, "commit", "-q", "-m", "initial")
+    loom = Loom(embedder=HashingEmbedder())
+    first = loom.index(workspace, progress=False)
+    assert first.git
+    assert loom.graph.metadata["workspace"]["commit"]
+    (workspace / "app/store.py").write_text((workspace / "app/store.py").read_text() + "\n\ndef helper():\n    return 1\n")
+    git(workspace, "commit", "-q", "-am", "add helper")
+    report = loom.index(workspace, progress=False)
+    assert report.files_indexed == 1 and report.files_unchanged == first.files_seen - 1
+    (workspace / "notes.txt").write_text("uncommitted edit about deployment\n")
+    report = loom.index(workspace, progress=False)
+    assert report.files_indexed == 1  # a dirty file is caught without a commit
+
+
+def test_index_survives_save_and_open(workspace, tmp_path):
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    loom.save()
+    again = Loom.open(tmp_path / "session", embedder=HashingEmbedder())
+    assert again.graph.workspace == workspace.resolve()
+    node = nodes_by_title(again)["app/tokens.py:8-11 refresh"]
+    assert again.text(node.id).startswith("def refresh")
+    assert again.graph.structure_of(node.id)
+    report = again.index(workspace, progress=False)
+    assert report.files_indexed == 0
+
+
+def test_one_session_one_workspace(workspace, tmp_path):
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(LoomError, match="open another session"):
+        loom.index(other, progress=False)
+
+
+def test_a_file_that_does_not_parse_is_still_indexed(tmp_path):
+    make_workspace(tmp_path, {"broken.py": "def ok():\n    return 1\n\ndef broken(:\n    pass\n", "blob.xyz": "just some text\n" * 5})
+    loom = Loom(embedder=HashingEmbedder())
+    report = loom.index(tmp_path, progress=False)
+    assert report.files_indexed == 2
+    titles = set(nodes_by_title(loom))
+    assert any(t.startswith("broken.py") for t in titles) and any(t.startswith("blob.xyz") for t in titles)
+
+
+def test_skeleton(workspace):
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    sk = loom.skeleton("app/tokens.py")
+    assert "def refresh(store, client_id)" in sk and "store.save(client_id)" not in sk
+
+
+@pytest.mark.parametrize(
+    "importer, spec, language, paths, expected",
+    [
+        ("pkg/a.py", ".b", "python", {"pkg/b.py"}, "pkg/b.py"),
+        ("pkg/sub/a.py", "..b", "python", {"pkg/b.py"}, "pkg/b.py"),
+        ("x.py", "loom_nb.graph", "python", {"src/loom_nb/graph.py"}, "src/loom_nb/graph.py"),
+        ("src/app.ts", "./util", "typescript", {"src/util.ts"}, "src/util.ts"),
+        ("src/app.ts", "../lib", "typescript", {"lib/index.js"}, "lib/index.js"),
+        ("src/app.ts", "react", "typescript", {"react.ts"}, None),
+        ("src/main.rs", "crate::graph::node", "rust", {"src/graph/node.rs"}, "src/graph/node.rs"),
+        ("A.java", "com.x.Store", "java", {"src/main/java/com/x/Store.java"}, "src/main/java/com/x/Store.java"),
+        ("main.go", "example.com/app/store", "go", {"store/store.go", "store/util.go"}, "store/store.go"),
+    ],
+)
+def test_resolve_import(importer, spec, language, paths, expected):
+    assert resolve_import(importer, spec, language, paths) == expected
