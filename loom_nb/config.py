@@ -18,8 +18,13 @@ SIGNALS: tuple[str, ...] = (
     "size",
     "provenance",
     "density",
+    "terms",
+    "path_mention",
+    "tagged",
+    "git_dirty",
 )
-"""The six ranking signals of seed 000 §5, in breakdown order."""
+"""The six ranking signals of seed 000 §5, then the four lexical ones of seed 004, in
+breakdown order."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,14 @@ class Weights:
     """Analysis and output are denser per token than raw input (Medium)."""
     density: float = 0.1
     """Links to several query-relevant concepts (Low-Medium)."""
+    terms: float = 0.25
+    """Query terms in path / symbol / heading / import / content, BM25F (seed 004)."""
+    path_mention: float = 0.15
+    """The query names the node's file: full path, basename or stem (seed 004: strong)."""
+    tagged: float = 0.5
+    """The user tagged the file or its folder (@path or `path`): the strongest (seed 004)."""
+    git_dirty: float = 0.05
+    """The file has uncommitted changes: what is being worked on (seed 004: moderate)."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -100,6 +113,9 @@ class LoomConfig:
     relevance_floor: float = 0.2
     """A node is *relevant* to a query when its semantic signal reaches this. Unrelated
     English texts score 0.0–0.15 with MiniLM; related ones 0.3 and up."""
+    lexical_relevance: float = 0.5
+    """A node is also *relevant* when its normalised BM25F score reaches this, or when the
+    query tags or names its file: an exact identifier can matter when the vectors miss it."""
     concept_relevance: float = 0.3
     """A concept counts toward link density when its cosine to the query reaches this."""
     hop_decay: float = 0.5

@@ -22,6 +22,7 @@ import numpy as np
 
 from .config import CONTENT_TYPES, LoomConfig
 from .errors import EmbeddingMismatchError, LoomError, UnknownNodeError
+from .lexical import LexicalIndex
 
 log = logging.getLogger(__name__)
 
@@ -316,6 +317,8 @@ class GraphArrays:
     """Content rows of code-structure edges (imports, references), one end…"""
     structure_b: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     """…and the other."""
+    paths: list = field(default_factory=list)
+    """The workspace file of each content row, or None."""
 
 
 STRUCTURE_KINDS = ("imports", "references")
@@ -377,6 +380,9 @@ class LoomGraph:
         self._structure: list[tuple[int, int]] = []
         self._structure_kind: list[str] = []
         self._summaries: dict[str, str] = {}
+        self._paths: list[str | None] = []
+        """The workspace file of each content row (None for chat text), for path signals."""
+        self.lexical = LexicalIndex()
         self._lazy = None
         self._version = 0
         self._arrays: GraphArrays | None = None
@@ -550,7 +556,9 @@ class LoomGraph:
             meta=dict(meta or {}),
         )
         graph.add_node(node.id, kind="content", data=node)
-        self.content_vectors.add(node.id, vector, (node.tokens, node.last_access_turn, _TYPE_CODE[node.type]))
+        row = self.content_vectors.add(node.id, vector, (node.tokens, node.last_access_turn, _TYPE_CODE[node.type]))
+        self._paths.append(reference.file if reference is not None else (meta or {}).get("path"))
+        self.lexical.add(row, fields if fields is not None else {"content": text})
         if reference is None:
             self._texts[node.id] = text
         if chunk_vectors is not None and len(node.chunks):
@@ -621,7 +629,13 @@ class LoomGraph:
         graph = self.nx
         concepts = [c for c, _ in self.concepts_of(node_id)]
         graph.remove_node(node_id)
-        self.content_vectors.remove(node_id)
+        row, last = self.content_vectors.index[node_id], len(self.content_vectors) - 1
+        self.content_vectors.remove(node_id)  # moves the last row into the hole…
+        self.lexical.remove(row)
+        if row != last:  # …and everything kept by row follows it
+            self.lexical.move(last, row)
+            self._paths[row] = self._paths[last]
+        self._paths.pop()
         self.chunk_vectors.pop(node_id, None)
         self._texts.pop(node_id, None)
         if node.summary_of is not None and self._summaries.get(node.summary_of) == node_id:
@@ -724,6 +738,7 @@ class LoomGraph:
             concept_indices=dst[order],
             structure_a=structure[:, 0],
             structure_b=structure[:, 1],
+            paths=list(self._paths),
         )
         self._arrays_version = self._version
         return self._arrays

@@ -253,7 +253,7 @@ class Packed:
         if decision is None:
             if not r.relevant[i]:
                 decision = "excluded"
-                reason = f"semantic {r.signals[i, 0]:.2f} below relevance floor {self._config.relevance_floor}"
+                reason = f"semantic {r.signals[i, 0]:.2f} below relevance floor {self._config.relevance_floor}, no lexical match"
             elif self._skipped_left[i] == -2:
                 decision, reason = "manifest_only", self._limit_reason
             else:

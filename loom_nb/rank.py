@@ -14,6 +14,7 @@ import numpy as np
 
 from .config import CONTENT_TYPES, SIGNALS, LoomConfig, Weights
 from .graph import GraphArrays, LoomGraph
+from .lexical import normalise_scores, path_mentions, tagged_mask, tagged_paths
 
 MAX_HOPS = 5
 """Hop distances past this are treated as unreachable (signal 0.5**4 ≈ 0.06 already)."""
@@ -164,12 +165,34 @@ def density_signal(
     return 1.0 - 0.5 ** counts, counts
 
 
+def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int) -> tuple[np.ndarray, ...]:
+    """The four lexical signals of seed 004, each 0–1: BM25F terms (normalised by the best
+    match), path mention, explicit tag, and git-dirty file."""
+    if n == 0:
+        empty = np.zeros(0)
+        return empty, empty, empty, empty
+    tags = tagged_paths(query) if query else []
+    words = query
+    for tag in tags:  # a tag is its own signal; its path words would match every sibling file
+        words = words.replace(f"@{tag}", " ").replace(f"`{tag}`", " ")
+    terms = normalise_scores(graph.lexical.score(words, n)) if words.strip() else np.zeros(n)
+    if not any(p is not None for p in paths):
+        zeros = np.zeros(n)
+        return terms, zeros, zeros, zeros
+    mention = path_mentions(query, paths)
+    tagged = tagged_mask(tags, paths) if tags else np.zeros(n)
+    dirty_files = set(graph.metadata.get("workspace", {}).get("dirty", ()))
+    dirty = tagged_mask(sorted(dirty_files), paths) if dirty_files else np.zeros(n)
+    return terms, mention, tagged, dirty
+
+
 def composite(signals: np.ndarray, weights: Weights) -> tuple[np.ndarray, np.ndarray]:
     """Scores and per-signal contributions: ``contrib = S * w / sum(w)``, ``score = contrib.sum(1)``.
 
-    >>> scores, contrib = composite(np.array([[1.0, 0, 0, 0, 0, 0]]), Weights())
+    >>> w = Weights(**{name: 0.0 for name in SIGNALS[1:]})   # semantic 0.35 only
+    >>> scores, contrib = composite(np.array([[0.8] + [1.0] * 9]), w)
     >>> round(float(scores[0]), 4)
-    0.35
+    0.8
     """
     w = np.asarray(weights.as_tuple(), dtype=float)
     contributions = signals * (w / w.sum())
@@ -191,7 +214,8 @@ class Ranking:
     """``signals * w / sum(w)``; rows sum to :attr:`scores`."""
     scores: np.ndarray
     relevant: np.ndarray
-    """Boolean: semantic signal at or above the relevance floor."""
+    """Boolean: semantic signal at or above the relevance floor, or a strong lexical match,
+    or the query names or tags the node's file."""
     hops: np.ndarray
     relevant_concept_counts: np.ndarray
     weights: Weights
@@ -281,6 +305,8 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
     if a.structure_a.size:
         hop, hops = follow_structure(hops, a.structure_a, a.structure_b, config.hop_decay)
     density, counts = density_signal(n, a.link_content, a.link_concept, relevant_concepts, (a.structure_a, a.structure_b, relevant))
+    terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n)
+    relevant = relevant | (terms >= config.lexical_relevance) | (mention > 0) | (tagged > 0)
     signals = np.column_stack(
         [
             semantic,
@@ -289,6 +315,10 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
             size_signal(a.tokens, config.size_reference_tokens),
             provenance_signal(a.type_codes, config.provenance),
             density,
+            terms,
+            mention,
+            tagged,
+            dirty,
         ]
     ) if n else np.zeros((0, len(SIGNALS)))
     scores, contributions = composite(signals, weights)

@@ -26,6 +26,7 @@ import numpy as np
 from .config import LoomConfig, Weights
 from .errors import EmbeddingMismatchError, SessionFormatError
 from .errors import UnknownNodeError
+from .lexical import LexicalIndex
 from .graph import _TYPE_CODE, STRUCTURE_KINDS, ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, VectorTable, utc_now
 
 log = logging.getLogger(__name__)
@@ -194,6 +195,9 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
         rel = f"embeddings/{name}.g{generation}.npy"
         _save_npy(folder / rel, array)
         files[name] = {"file": rel, "rows": int(array.shape[0])}
+    lexical_file = f"embeddings/lexical.g{generation}.npz"
+    with atomic_file(folder / lexical_file) as f:
+        np.savez(f, **graph.lexical.to_arrays())
     cache_file = None
     if cache_items:
         keys = [k for k, _ in cache_items]
@@ -215,7 +219,12 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
         "turn": graph.turn,
         "next_ids": dict(graph._next),
         "metadata": graph.metadata,
-        "vectors": {**files, "chunk_rows": [[i, int(graph.chunk_vectors[i].shape[0])] for i in chunk_ids], "cache": cache_file},
+        "vectors": {
+            **files,
+            "chunk_rows": [[i, int(graph.chunk_vectors[i].shape[0])] for i in chunk_ids],
+            "cache": cache_file,
+            "lexical": lexical_file,
+        },
         "concepts": _concept_columns([graph.node(i) for i in graph.concept_vectors.ids]),
         "content": _content_columns(content_nodes),
         "links": {"content": graph._link_content, "concept": graph._link_concept, "weight": graph._link_weight},
@@ -234,7 +243,7 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
     atomic_write_bytes(graph_path, _dumps(doc))
 
     # 4. clean up what the new graph.json no longer names
-    keep = {f["file"] for f in files.values()} | ({cache_file} if cache_file else set())
+    keep = {f["file"] for f in files.values()} | {lexical_file} | ({cache_file} if cache_file else set())
     for path in (folder / "embeddings").glob("*.g*.np*"):
         if f"embeddings/{path.name}" not in keep:
             path.unlink(missing_ok=True)
@@ -528,6 +537,10 @@ def _load_graph(folder: Path, expect_model: str | None) -> tuple[LoomGraph, dict
     for node_id, rows in vec.get("chunk_rows", []):
         graph.chunk_vectors[node_id] = chunk_vecs[offset : offset + rows]
         offset += rows
+    references = content.get("reference") or [None] * n_content
+    metas = content.get("meta") or [None] * n_content
+    graph._paths = [ref["file"] if ref else (meta or {}).get("path") for ref, meta in zip(references, metas)]
+    graph.lexical = _load_lexical(folder, vec.get("lexical"), n_content)
     graph._lazy = LazyNodes(graph, concepts, content)
 
     content_dir = folder / "content"
@@ -542,6 +555,23 @@ def _load_graph(folder: Path, expect_model: str | None) -> tuple[LoomGraph, dict
     graph._text_loader = load_text
     graph._version += 1
     return graph, doc
+
+
+def _load_lexical(folder: Path, name: str | None, n_content: int) -> LexicalIndex:
+    """The saved lexical index; a missing or damaged one is rebuilt empty with a warning
+    (lexical signals then score 0 until the nodes are re-added or re-indexed)."""
+    if not name:
+        return LexicalIndex()
+    try:
+        with np.load(folder / name, allow_pickle=False) as data:
+            index = LexicalIndex.from_arrays({k: data[k] for k in data.files})
+    except Exception as exc:
+        log.warning("lexical index %s unreadable (%s); lexical signals are off until re-indexing", name, exc)
+        return LexicalIndex()
+    if len(index) > n_content:
+        log.warning("lexical index %s has %d rows for %d nodes; ignoring it", name, len(index), n_content)
+        return LexicalIndex()
+    return index
 
 
 def load_cache(folder: str | Path, doc: dict[str, Any]) -> tuple[list[str], np.ndarray] | None:

@@ -66,20 +66,21 @@ def test_density_counts_relevant_concepts_only():
 
 
 def test_composite_is_the_normalised_weighted_sum():
-    w = Weights(semantic=2, hop=1, staleness=1, size=0, provenance=0, density=0)
-    signals = np.array([[1.0, 0.5, 0.0, 1.0, 1.0, 1.0]])
+    w = Weights().only("semantic", "hop", "staleness")
+    w = Weights(**{**{n: 0 for n in SIGNALS}, "semantic": 2, "hop": 1, "staleness": 1})
+    signals = np.array([[1.0, 0.5, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]])
     scores, contrib = composite(signals, w)
     # (2*1 + 1*0.5 + 1*0) / 4 = 0.625
     assert scores[0] == pytest.approx(0.625)
-    assert contrib[0].tolist() == pytest.approx([0.5, 0.125, 0.0, 0.0, 0.0, 0.0])
+    assert contrib[0].tolist() == pytest.approx([0.5, 0.125, 0.0] + [0.0] * 7)
 
 
 def test_weights_validate():
     with pytest.raises(ValueError):
         Weights(semantic=-1)
     with pytest.raises(ValueError):
-        Weights(0, 0, 0, 0, 0, 0)
-    assert Weights().only("semantic").as_tuple() == (0.35, 0, 0, 0, 0, 0)
+        Weights(**{n: 0 for n in SIGNALS})
+    assert Weights().only("semantic").as_tuple() == (0.35,) + (0,) * 9
     assert Weights().without("semantic").semantic == 0
 
 
@@ -118,3 +119,49 @@ def test_rank_empty_graph():
     g = LoomGraph(embedding_model="toy")
     ranking = rank(g, np.array([1.0, 0.0]))
     assert len(ranking) == 0 and ranking.anchor is None and ranking.top() == []
+
+
+def lexical_graph():
+    """Four nodes whose vectors are all orthogonal to the query: only lexical evidence can count."""
+    g = LoomGraph(LoomConfig(concept_threshold=0.99), embedding_model="toy")
+    g.add_content("def rank(graph): ...", np.array(unit(90)), type="file_reference", meta={"path": "loom_nb/rank.py"},
+                  fields={"path": "loom_nb/rank.py", "symbol": "rank", "content": "def rank(graph): ..."})
+    g.add_content("class LoomGraph: ...", np.array(unit(90)), type="file_reference", meta={"path": "loom_nb/graph.py"},
+                  fields={"path": "loom_nb/graph.py", "symbol": "LoomGraph", "content": "class LoomGraph: ..."})
+    g.add_content("def save_graph(graph, folder): ...", np.array(unit(90)), type="file_reference", meta={"path": "loom_nb/store.py"},
+                  fields={"path": "loom_nb/store.py", "symbol": "save_graph", "content": "def save_graph(graph, folder): ..."})
+    g.add_content("notes about bananas", np.array(unit(90)))
+    return g
+
+
+def raw_signal(ranking, node_id, name):
+    return ranking.raw(node_id)[name]
+
+
+def test_lexical_signals_make_named_files_relevant():
+    g = lexical_graph()
+    r = rank(g, np.array(unit(0)), query="how does save_graph write the session?")
+    # "save_graph" also yields "graph", which n1 and n2 contain: a weak match, below 0.5
+    assert raw_signal(r, "n3", "terms") == 1.0 and 0 < raw_signal(r, "n1", "terms") < 0.5
+    assert raw_signal(r, "n4", "terms") == 0.0
+    assert r.relevant.tolist() == [False, False, True, False]
+    r = rank(g, np.array(unit(0)), query="what is in rank.py?")
+    assert raw_signal(r, "n1", "path_mention") == 0.7 and raw_signal(r, "n2", "path_mention") == 0.0
+    r = rank(g, np.array(unit(0)), query="look at @loom_nb/graph.py please")
+    assert raw_signal(r, "n2", "tagged") == 1.0 and r.relevant.tolist() == [False, True, False, False]
+    assert r.top(1)[0][0] == "n2"
+
+
+def test_git_dirty_signal_reads_the_last_refresh():
+    g = lexical_graph()
+    g.metadata["workspace"] = {"root": "/x", "files": {}, "dirty": ["loom_nb/store.py"]}
+    r = rank(g, np.array(unit(0)), query="anything")
+    assert [raw_signal(r, n, "git_dirty") for n in ("n1", "n2", "n3", "n4")] == [0.0, 0.0, 1.0, 0.0]
+
+
+def test_lexical_index_follows_removals():
+    g = lexical_graph()
+    g.remove("n1")  # n4 moves into row 0
+    r = rank(g, np.array(unit(0)), query="save_graph bananas")
+    assert raw_signal(r, "n3", "terms") > 0 and raw_signal(r, "n4", "terms") > 0
+    assert r.node_ids == ["n4", "n2", "n3"]

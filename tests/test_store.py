@@ -2,6 +2,7 @@
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -53,7 +54,7 @@ def test_graph_json_is_inspectable(tmp_path):
     # n1 → c1 and n3 → c1 (the summary is close to n1); rows index the columns above
     assert list(zip(doc["links"]["content"], doc["links"]["concept"]))[:1] == [(0, 0)]
     assert (tmp_path / "content" / "n1.txt").read_text() == "OAuth tokens expire"
-    assert sorted(p.name.split(".")[0] for p in (tmp_path / "embeddings").iterdir()) == ["chunks", "concepts", "content"]
+    assert sorted(p.name.split(".")[0] for p in (tmp_path / "embeddings").iterdir()) == ["chunks", "concepts", "content", "lexical"]
 
 
 def test_resave_replaces_generation_and_removes_old_files(tmp_path):
@@ -62,7 +63,7 @@ def test_resave_replaces_generation_and_removes_old_files(tmp_path):
     g.remove("n4")
     save_graph(g, tmp_path)
     names = sorted(p.name for p in (tmp_path / "embeddings").iterdir())
-    assert names == ["chunks.g2.npy", "concepts.g2.npy", "content.g2.npy"]
+    assert names == ["chunks.g2.npy", "concepts.g2.npy", "content.g2.npy", "lexical.g2.npz"]
     assert not (tmp_path / "content" / "n4.txt").exists()
     assert load_graph(tmp_path)[0] == g
 
@@ -214,3 +215,17 @@ def test_embedding_cache_survives_a_reopen(tmp_path):
     again.query("the same text", budget=100)
     assert Counting.calls == 1  # the query text was cached with the session
     assert again.embedder.hits == 1
+
+
+def test_lexical_index_and_paths_round_trip(tmp_path):
+    from test_rank import lexical_graph
+
+    from loom_nb import rank
+
+    g = lexical_graph()
+    save_graph(g, tmp_path)
+    loaded, _ = load_graph(tmp_path)
+    for query in ("save_graph", "what is in rank.py?", "@loom_nb/graph.py", "bananas"):
+        a = rank(g, np.array(unit(0)), query=query)
+        b = rank(loaded, np.array(unit(0)), query=query)
+        assert np.array_equal(a.signals, b.signals), query

@@ -24,10 +24,10 @@ import numpy as np
 from ..errors import LoomError
 from ..graph import Provenance, Reference, sha256_text
 from ..pack import chunk_spans
-from ..tokens import count_tokens_many
+from ..tokens import count_tokens_many, truncate_to_tokens
 from .git import changed_since, dirty_files, head_commit
 from .symbols import outline
-from .units import Unit, file_units
+from .units import EMBED_TOKENS, Unit, file_units
 from .walk import WalkLimits, read_text, walk_workspace
 
 log = logging.getLogger(__name__)
@@ -174,7 +174,7 @@ def index_workspace(
     for unit, n in zip(all_units, tokens):
         spans = chunk_spans(unit.text, config.chunk_tokens) if n > config.large_node_tokens else []
         plan.append((len(pieces), spans))
-        pieces.extend([unit.text[s:e] for s, e in spans] if spans else [unit.embed_text()])
+        pieces.extend([truncate_to_tokens(unit.text[s:e], EMBED_TOKENS) for s, e in spans] if spans else [unit.embed_text()])
     misses_before = loom.embedder.misses
     vectors = np.zeros((len(pieces), loom.embedder.dim), dtype=np.float32) if pieces else None
     batches = range(0, len(pieces), EMBED_BATCH)
@@ -229,6 +229,7 @@ def index_workspace(
         }
 
     state["commit"] = head
+    state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh
     graph.metadata["workspace"] = state
     if todo or stale_paths or not graph._structure:
         report.structure_edges = link_structure(graph, files)

@@ -7,7 +7,8 @@ from typing import Any
 
 from ..config import SIGNALS
 
-_COLOURS = dict(zip(SIGNALS, ("#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2")))
+_COLOURS = dict(zip(SIGNALS, ("#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2",
+                               "#eeca3b", "#ff9da6", "#9d755d", "#bab0ac")))
 
 
 def _bar(contributions: dict[str, float]) -> str:

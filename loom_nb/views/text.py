@@ -6,7 +6,10 @@ from typing import Any
 
 from ..config import SIGNALS
 
-_SHORT = {"semantic": "sem", "hop": "hop", "staleness": "stale", "size": "size", "provenance": "prov", "density": "dens"}
+_SHORT = {
+    "semantic": "sem", "hop": "hop", "staleness": "stale", "size": "size", "provenance": "prov", "density": "dens",
+    "terms": "terms", "path_mention": "path", "tagged": "tag", "git_dirty": "dirty",
+}
 
 
 def _cut(text: str, width: int) -> str:

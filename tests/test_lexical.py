@@ -1,0 +1,397 @@
+"""Lexical signals (seed 004): term analysis, BM25F on a hand-checked example, index upkeep,
+path mentions and tags."""
+
+import io
+import math
+import random
+import time
+
+import numpy as np
+import pytest
+
+from loom_nb.lexical import (
+    DEFAULT_FIELD_WEIGHTS,
+    FIELDS,
+    LexicalIndex,
+    normalise_scores,
+    path_mentions,
+    split_identifier,
+    tagged_mask,
+    tagged_paths,
+    terms,
+)
+
+# -- analysis ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "word, parts",
+    [
+        ("parseHTTPResponse", ["parse", "http", "response"]),
+        ("graph_json", ["graph", "json"]),
+        ("LoomGraph2", ["loom", "graph", "2"]),
+        ("Python311", ["python", "311"]),
+        ("max-items", ["max", "items"]),
+        ("Ranking.breakdown", ["ranking", "breakdown"]),
+        ("loom_nb/index/walk.py", ["loom", "nb", "index", "walk", "py"]),
+        ("__init__", ["init"]),
+        ("café", ["café"]),
+        ("", []),
+    ],
+)
+def test_split_identifier(word, parts):
+    assert split_identifier(word) == parts
+
+
+def test_terms_keep_joined_identifiers_and_their_parts():
+    assert terms("count_tokens") == ["count_tokens", "count", "token"]
+    assert terms("parseHTTPResponse") == ["parsehttpresponse", "parse", "http", "response"]
+    # dotted names are kept whole, then each segment as above
+    assert terms("graph.json") == ["graph.json", "graph", "json"]
+    assert terms("self.count_tokens") == ["self.count_tokens", "self", "count_tokens", "count", "token"]
+    # slashes and hyphens only separate
+    assert terms("loom_nb/rank.py") == ["loom_nb", "loom", "nb", "rank.py", "rank", "py"]
+    assert terms("max-items") == ["max", "item"]
+
+
+def test_terms_drop_stopwords_short_tokens_and_strip_plurals():
+    assert terms("How does the ranking of the nodes work?") == ["ranking", "node", "work"]
+    assert terms("a b x 7 io") == ["io"]
+    assert terms("tokens classes queries indexes matches caches status analysis gas") == [
+        "token", "class", "query", "index", "match", "cache", "status", "analysis", "gas"
+    ]
+    # whole identifiers are exact-match terms: not stemmed
+    assert terms("count_tokens")[0] == "count_tokens"
+
+
+def test_query_count_tokens_prefers_the_identifier_over_a_bare_word():
+    index = LexicalIndex()
+    index.add(0, {"symbol": "count_tokens"})
+    index.add(1, {"symbol": "count"})
+    index.add(2, {"symbol": "other"})
+    s = index.score("count_tokens", 3)
+    assert s[0] > s[1] > 0 == s[2]
+
+
+# -- BM25F -----------------------------------------------------------------------------------
+
+
+def _example() -> LexicalIndex:
+    index = LexicalIndex()
+    index.add(0, {"symbol": "rank score", "content": "graph"})
+    index.add(1, {"content": "rank graph nodes"})
+    index.add(2, {"content": "graph"})
+    return index
+
+
+def test_bm25f_worked_example_by_hand():
+    # N = 3; symbol lengths (2, 0, 0) mean 2/3; content lengths (1, 3, 1) mean 5/3.
+    # k1 = 1.2, b = 0.75, w_symbol = 3, w_content = 1.
+    k1, b = 1.2, 0.75
+    idf_rank = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))  # df = 2 → ln 1.6
+    tf0 = 3 * 1 / (1 - b + b * 2 / (2 / 3))  # = 1.2
+    tf1 = 1 / (1 - b + b * 3 / (5 / 3))  # = 0.625
+    assert tf0 == pytest.approx(1.2) and tf1 == pytest.approx(0.625)
+    expected_rank = [idf_rank * tf0 / (k1 + tf0), idf_rank * tf1 / (k1 + tf1), 0.0]
+    got = _example().score("rank", 3)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, expected_rank, rtol=0, atol=1e-9)
+    assert got[0] == pytest.approx(0.5 * math.log(1.6), abs=1e-12)
+
+    # a second term, "graph", in every row: df = 3, idf = ln(1 + 0.5/3.5) = ln(8/7)
+    idf_graph = math.log(8 / 7)
+    g = [1 / (1 - b + b * 1 / (5 / 3)), 1 / (1 - b + b * 3 / (5 / 3)), 1 / (1 - b + b * 1 / (5 / 3))]
+    expected_both = [r + idf_graph * t / (k1 + t) for r, t in zip(expected_rank, g)]
+    np.testing.assert_allclose(_example().score("rank graph", 3), expected_both, rtol=0, atol=1e-9)
+    # each query term counts once; a pre-analysed term list gives the same answer
+    np.testing.assert_allclose(_example().score("rank rank graph ranks", 3), expected_both, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(_example().score(["rank", "graph"], 3), expected_both, rtol=0, atol=1e-9)
+
+
+def test_score_pads_and_truncates_to_n_rows():
+    index = _example()
+    assert index.score("rank", 5)[3:].tolist() == [0.0, 0.0]
+    assert index.score("rank", 1).shape == (1,)
+    assert index.score("unknownword", 3).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_field_weight_path_beats_content():
+    index = LexicalIndex()
+    index.add(0, {"path": "docs/rank.md"})
+    index.add(1, {"content": "docs rank md"})
+    s = index.score("rank", 2)
+    assert s[0] > s[1] > 0
+    # with equal weights and equal lengths the two rows tie
+    flat = LexicalIndex(field_weights={f: 1.0 for f in FIELDS})
+    flat.add(0, {"path": "rank"})
+    flat.add(1, {"content": "rank"})
+    s = flat.score("rank", 2)
+    assert s[0] == pytest.approx(s[1])
+
+
+def test_field_weights_validation_and_defaults():
+    index = LexicalIndex(field_weights={"content": 2.0})
+    assert index.field_weights == {**DEFAULT_FIELD_WEIGHTS, "content": 2.0}
+    with pytest.raises(ValueError):
+        LexicalIndex(field_weights={"body": 1.0})
+    with pytest.raises(ValueError):
+        LexicalIndex(b=1.5)
+    with pytest.raises(ValueError):
+        LexicalIndex().add(0, {"body": "text"})
+
+
+def test_idf_rare_term_outranks_common():
+    index = LexicalIndex()
+    index.add(0, {"content": "common rare"})
+    index.add(1, {"content": "common other"})
+    for row in range(2, 10):
+        index.add(row, {"content": "common filler"})
+    s = index.score("common rare", 10)
+    assert s.argmax() == 0
+    # 'rare' alone (df 1) is worth far more than 'common' alone (df 10)
+    only_common = index.score("common", 10)
+    assert s[0] - only_common[0] > only_common[0]
+
+
+def test_k1_zero_counts_a_match_once():
+    index = LexicalIndex(k1=0.0)
+    index.add(0, {"content": "rank rank rank"})
+    index.add(1, {"content": "rank"})
+    index.add(2, {"content": "other"})
+    s = index.score("rank", 3)
+    assert s[0] == pytest.approx(s[1]) and s[2] == 0
+
+
+def test_empty_index_scores_zeros():
+    index = LexicalIndex()
+    assert len(index) == 0
+    assert index.score("anything", 4).tolist() == [0.0] * 4
+    assert index.score("", 0).shape == (0,)
+    assert index.explain("anything", 0) == {}
+    rebuilt = LexicalIndex.from_arrays(index.to_arrays())
+    assert len(rebuilt) == 0 and rebuilt.score("anything", 2).tolist() == [0.0, 0.0]
+
+
+# -- upkeep: re-add, remove, move ---------------------------------------------------------------
+
+
+def test_readding_a_row_replaces_it():
+    index = _example()
+    index.add(1, {"content": "something else"})
+    assert len(index) == 3
+    fresh = LexicalIndex()
+    fresh.add(0, {"symbol": "rank score", "content": "graph"})
+    fresh.add(1, {"content": "something else"})
+    fresh.add(2, {"content": "graph"})
+    for q in ("rank", "graph", "something rank"):
+        np.testing.assert_allclose(index.score(q, 3), fresh.score(q, 3), rtol=0, atol=1e-12)
+    assert index.score("rank", 3)[1] == 0
+
+
+def test_move_semantics_mirror_array_assignment():
+    index = _example()
+    index.move(2, 0)  # a[0] = a[2]; del a[2]
+    assert len(index) == 2 and 2 not in index
+    assert index.explain("graph rank", 0) == {"content": ["graph"]}
+    index.move(7, 1)  # moving an absent row empties the target
+    assert len(index) == 1 and 1 not in index
+    index.remove(42)  # removing an absent row is a no-op
+    assert len(index) == 1
+
+
+_WORDS = "rank graph token budget pack node concept edge weight score path symbol walk index chunk".split()
+
+
+def _random_fields(rng: random.Random) -> dict[str, str]:
+    words = lambda k: " ".join(rng.choice(_WORDS) for _ in range(k))  # noqa: E731
+    if rng.random() < 0.3:  # a chat note: content only
+        return {"content": words(rng.randint(0, 12))}
+    return {
+        "path": f"loom_nb/{rng.choice(_WORDS)}_{rng.choice(_WORDS)}.py",
+        "symbol": words(rng.randint(0, 4)),
+        "heading": words(rng.randint(0, 2)),
+        "import": words(rng.randint(0, 2)),
+        "content": words(rng.randint(1, 20)),
+    }
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_remove_and_move_match_a_fresh_index(seed):
+    """Mimic the content table: add rows, delete by moving the last row into the hole, re-add."""
+    rng = random.Random(seed)
+    index = LexicalIndex()
+    table: list[dict[str, str]] = []
+    for step in range(rng.randint(20, 120)):
+        action = rng.random()
+        if action < 0.6 or not table:
+            table.append(_random_fields(rng))
+            index.add(len(table) - 1, table[-1])
+        elif action < 0.85:
+            hole, last = rng.randrange(len(table)), len(table) - 1
+            index.remove(hole)
+            index.move(last, hole)
+            table[hole] = table[last]
+            table.pop()
+        else:
+            row = rng.randrange(len(table))
+            table[row] = _random_fields(rng)
+            index.add(row, table[row])
+        if step % 17 == 0:  # interleave queries so both delta and compacted states are checked
+            index.score("rank graph", len(table))
+    fresh = LexicalIndex()
+    for row in rng.sample(range(len(table)), len(table)):  # rows in any order
+        fresh.add(row, table[row])
+    assert len(index) == len(fresh) == len(table)
+    for q in ("rank graph", "token budget weights", "loom_nb walk_index", "nothing"):
+        np.testing.assert_allclose(index.score(q, len(table)), fresh.score(q, len(table)), rtol=0, atol=1e-12)
+        for row in range(len(table)):
+            assert index.explain(q, row) == fresh.explain(q, row)
+
+
+def test_compaction_keeps_scores():
+    rng = random.Random(9)
+    index = LexicalIndex()
+    table = [_random_fields(rng) for _ in range(60)]
+    for row, fields in enumerate(table):
+        index.add(row, fields)
+    before = index.score("rank edge", 60)
+    index._compact()  # force the merge path directly
+    np.testing.assert_allclose(index.score("rank edge", 60), before, rtol=0, atol=1e-12)
+
+
+# -- persistence --------------------------------------------------------------------------------
+
+
+def test_to_arrays_from_arrays_round_trip_through_npz():
+    rng = random.Random(3)
+    index = LexicalIndex()
+    table = [_random_fields(rng) for _ in range(80)]
+    for row, fields in enumerate(table):
+        index.add(row, fields)
+    index.remove(5)
+    index.move(79, 5)
+    arrays = index.to_arrays()
+    assert all(isinstance(a, np.ndarray) and a.dtype != object for a in arrays.values())
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    buffer.seek(0)
+    with np.load(buffer, allow_pickle=False) as loaded:
+        rebuilt = LexicalIndex.from_arrays(dict(loaded))
+    assert len(rebuilt) == len(index) == 79
+    for q in ("rank graph", "symbol chunk", "loom_nb"):
+        assert np.array_equal(rebuilt.score(q, 80), index.score(q, 80))
+    assert rebuilt.explain("rank graph", 5) == index.explain("rank graph", 5)
+    # weights are configuration, not data: a rebuild may use others
+    heavy = LexicalIndex.from_arrays(arrays, field_weights={"content": 5.0})
+    assert not np.allclose(heavy.score("rank", 80), index.score("rank", 80))
+
+
+def test_from_arrays_rejects_inconsistent_arrays():
+    arrays = _example().to_arrays()
+    with pytest.raises(ValueError):
+        LexicalIndex.from_arrays({**arrays, "rows": np.array([0, 0, 1])})
+    with pytest.raises(ValueError):
+        LexicalIndex.from_arrays({**arrays, "fields": np.array(["path", "content"])})
+
+
+# -- explain and normalisation --------------------------------------------------------------------
+
+
+def test_explain_lists_matches_per_field():
+    index = LexicalIndex()
+    index.add(0, {"path": "loom_nb/rank.py", "symbol": "Ranking.breakdown rank semantic_signal", "content": "the rank of a node"})
+    assert index.explain("rank the semantic node", 0) == {
+        "path": ["rank"],
+        "symbol": ["rank", "semantic"],
+        "content": ["rank", "node"],
+    }
+    assert index.explain("absent", 0) == {}
+    assert index.explain("rank", 1) == {}
+
+
+def test_normalise_scores():
+    assert normalise_scores(np.array([0.0, 2.0, 1.0])).tolist() == [0.0, 1.0, 0.5]
+    assert normalise_scores(np.zeros(3)).tolist() == [0.0, 0.0, 0.0]
+    assert normalise_scores(np.zeros(0)).shape == (0,)
+
+
+# -- tags and path mentions ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("look at @loom_nb/rank.py please", ["loom_nb/rank.py"]),
+        ("see `loom_nb/rank.py` and `./loom_nb/pack.py`", ["loom_nb/rank.py", "loom_nb/pack.py"]),
+        ("@loom_nb/index/ then @README.md.", ["loom_nb/index", "README.md"]),
+        ("`loom_nb\\tokens.py` and @loom_nb/tokens.py", ["loom_nb/tokens.py"]),
+        ("use @dataclass, mail bob@example.com, call `count_tokens` or `rank all`", []),
+        ("`.gitignore` matters", [".gitignore"]),
+        ("", []),
+    ],
+)
+def test_tagged_paths(query, expected):
+    assert tagged_paths(query) == expected
+
+
+def test_path_mentions_levels():
+    paths = [
+        "loom_nb/rank.py",  # full path named            -> 1.0
+        "tests/rank.py",  # same basename                  -> 0.7
+        "loom_nb/tokens.py",  # stem 'tokens' as a word    -> 0.4
+        "loom_nb/cli.py",  # stem 'cli' too short          -> 0
+        "loom_nb/pack.py",  # not mentioned                -> 0
+        None,  # a chat note                               -> 0
+        "loom_nb/rank.py",  # repeated path: same value
+        "tools/Makefile",  # extensionless basename: a stem -> 0.4
+    ]
+    query = "Why does Loom_NB/Rank.py call tokens from the cli? see the makefile"
+    assert path_mentions(query, paths).tolist() == [1.0, 0.7, 0.4, 0.0, 0.0, 0.0, 1.0, 0.4]
+    # a whole word only: 'ranking' does not mention rank.py; a longer query path does
+    assert path_mentions("ranking things", ["loom_nb/rank.py"]).tolist() == [0.0]
+    assert path_mentions("open /work/main/loom_nb/rank.py:12", ["loom_nb/rank.py"]).tolist() == [1.0]
+    assert path_mentions("anything", []).shape == (0,)
+
+
+def test_tagged_mask_folder_and_file():
+    paths = ["loom_nb/index/walk.py", "loom_nb/indexer.py", "loom_nb/rank.py", None, "README.md"]
+    assert tagged_mask(["loom_nb/index"], paths).tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert tagged_mask(["./loom_nb/rank.py", "readme.md"], paths).tolist() == [0.0, 0.0, 1.0, 0.0, 1.0]
+    assert tagged_mask([], paths).tolist() == [0.0] * 5
+    assert tagged_mask(tagged_paths("check @loom_nb/index/"), paths).tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
+
+
+# -- scale -----------------------------------------------------------------------------------------
+
+
+def test_query_time_at_50k_rows():
+    rng = np.random.default_rng(0)
+    vocab = [f"w{i}x" for i in range(5000)]
+    n = 50_000
+    words = rng.zipf(1.3, size=(n, 24)) % len(vocab)
+    index = LexicalIndex()
+    start = time.perf_counter()
+    for row in range(n):
+        w = words[row]
+        index.add(
+            row,
+            {
+                "path": f"pkg/{vocab[w[0]]}/{vocab[w[1]]}.py",
+                "symbol": f"{vocab[w[2]]} {vocab[w[3]]}",
+                "content": " ".join(vocab[i] for i in w[4:]),
+            },
+        )
+    build = time.perf_counter() - start
+    start = time.perf_counter()
+    index.score(vocab[3], n)  # the first query merges the delta postings
+    first = time.perf_counter() - start
+    query = " ".join(vocab[i] for i in (1, 2, 17, 250, 4000))  # common to rare terms
+    timings = []
+    for _ in range(5):
+        start = time.perf_counter()
+        scores = index.score(query, n)
+        timings.append(time.perf_counter() - start)
+    best = min(timings)
+    print(f"\n50k rows: build {build:.2f} s, first query (merge) {first * 1000:.0f} ms, 5-term query {best * 1000:.2f} ms")
+    assert scores.shape == (n,) and (scores > 0).any()
+    assert best < 0.2
