@@ -100,9 +100,11 @@ def cmd_show(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from .demo import run_demo
+    from .demo import run_demo, run_self_demo
 
-    run_demo(Path(args.out), embedder=_embedder(args.embedder))
+    embedder = _embedder(args.embedder)
+    run_demo(Path(args.out), embedder=embedder)
+    run_self_demo(Path(args.out).with_name(Path(args.out).name + "-code"), embedder=embedder)
     return 0
 
 

@@ -408,6 +408,12 @@ class LexicalIndex:
 
     # -- postings maintenance --------------------------------------------------------------
 
+    def compact(self) -> None:
+        """Merge pending rows into the main postings now (after a bulk load), so the first
+        query does not pay for it."""
+        if self._pending or self._n_dead:
+            self._compact()
+
     def _sync(self) -> None:
         """Make the delta postings queryable; merge everything when the delta or the dead grow."""
         pending = sum(p[0].size for p in self._pending)

@@ -235,6 +235,7 @@ def index_workspace(
         report.structure_edges = link_structure(graph, files)
     else:
         report.structure_edges = len(graph._structure)
+    graph.lexical.compact()
     report.concepts = len(graph.concept_vectors)
     report.seconds = time.perf_counter() - started
     log.info("%s", report)
