@@ -16,6 +16,7 @@ import numpy as np
 from .config import SIGNALS, LoomConfig, Weights
 from .errors import StaleReferenceError
 from .graph import LoomGraph
+from .lexical import terms
 from .rank import Ranking
 from .tokens import count_tokens
 
@@ -331,10 +332,24 @@ def render_context(blocks: list[Block], relevant: int, not_loaded: int, callback
 
 
 def best_chunks(
-    spans: list[tuple[int, int]], vectors: np.ndarray, query_vector: np.ndarray, text: str, allowance: int
+    spans: list[tuple[int, int]],
+    vectors: np.ndarray,
+    query_vector: np.ndarray,
+    text: str,
+    allowance: int,
+    query: str = "",
 ) -> tuple[list[tuple[int, int]], int]:
-    """The most query-similar chunks that fit ``allowance`` tokens, in document order."""
+    """The most relevant chunks that fit ``allowance`` tokens, in document order.
+
+    A chunk's relevance is its cosine to the query plus the share of the query's terms it
+    contains (seed 004's "snippets around matching lines": a chunk holding the identifier
+    asked about wins even when its vector is unremarkable).
+    """
     sims = vectors @ np.asarray(query_vector, dtype=vectors.dtype)
+    wanted = set(terms(query)) if query else set()
+    if wanted:
+        hits = np.array([len(wanted & set(terms(text[s:e]))) / len(wanted) for s, e in spans])
+        sims = sims + hits
     chosen, used = [], 0
     for i in np.argsort(-sims, kind="stable"):
         start, end = spans[int(i)]
@@ -479,7 +494,7 @@ def pack(
                 text = fresh_text(i, node.id)
                 if text is None:
                     continue
-                spans, c_used = best_chunks(node.chunks, vectors, query_vector, text, chunk_allowance)
+                spans, c_used = best_chunks(node.chunks, vectors, query_vector, text, chunk_allowance, ranking.query)
                 if spans:
                     label = f"{node.title} ({len(spans)} of {len(node.chunks)} chunks)"
                     body = "\n…\n".join(text[s:e] for s, e in spans)

@@ -246,3 +246,20 @@ def test_budget_is_never_exceeded(nodes, budget, mode, large, use_window):
     assert all(d.relevant for d in loaded)
     if m.item_limit is not None:
         assert len(packed.blocks) <= m.item_limit
+
+
+def test_chunks_holding_the_query_terms_win():
+    from loom_nb.pack import best_chunks
+
+    parts = [words(60, 1), "def rotate_refresh_token(store): " + words(50, 2), words(60, 3)]
+    text = "\n".join(parts)
+    spans, start = [], 0
+    for p in parts:
+        spans.append((start, start + len(p)))
+        start += len(p) + 1
+    vectors = np.array([unit(40), unit(40), unit(30)], dtype=np.float32)  # chunk 3 is nearest by vector
+    q = np.array(unit(0))
+    one = max(count_tokens(text[a:b]) for a, b in spans) + 3  # room for any one chunk, not two
+    assert best_chunks(spans, vectors, q, text, one, "")[0] == [spans[2]]
+    chosen, used = best_chunks(spans, vectors, q, text, one, "where is rotate_refresh_token defined?")
+    assert chosen == [spans[1]] and used == count_tokens(text[spans[1][0]:spans[1][1]]) + 3
