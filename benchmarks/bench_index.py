@@ -520,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     results["loadavg_end"] = list(os.getloadavg())
     print(f"\nwall time {results['wall_s']:.0f} s; load avg at the end {', '.join(f'{x:.2f}' for x in results['loadavg_end'])}")
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(results, indent=2, default=str))
         print(f"figures written to {args.json}")
     return 0

@@ -72,9 +72,11 @@ class IndexReport:
 
 def _progress(iterable, total: int, desc: str, enabled: bool | None):
     try:
+        import ipywidgets  # noqa: F401  (tqdm.auto draws a widget only with it, and warns without)
+
         from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover
-        return iterable
+    except ImportError:
+        from tqdm import tqdm
     return tqdm(iterable, total=total, desc=desc, unit="file" if "pars" in desc else "batch", disable=None if enabled is None else not enabled, leave=False)
 
 
