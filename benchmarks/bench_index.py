@@ -231,12 +231,19 @@ def report_dict(report) -> dict:
     return out
 
 
-def pick_refresh_file(state_files: dict) -> tuple[str, str]:
-    """A file of the workspace's main code language, nearest the median size."""
+def pick_refresh_file(state_files: dict, root: Path) -> tuple[str, str]:
+    """A file of the workspace's main code language, nearest the median size.
+
+    Files reached under two paths (through a symlink, which the walk indexes under both)
+    are left out, so exactly one indexed file changes.
+    """
     from loom_nb.index.walk import detect_language
 
+    real = Counter(os.path.realpath(root / path) for path in state_files)
     by_lang: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for path, info in state_files.items():
+        if real[os.path.realpath(root / path)] > 1 or os.path.realpath(root / path) != str(root.resolve() / path):
+            continue
         lang = detect_language(path.rsplit("/", 1)[-1]) or "text"
         by_lang[lang].append((info["size"], path))
     code = [lang for lang in CODE_LANGUAGES if by_lang.get(lang)]
@@ -328,7 +335,7 @@ def run_child(spec: dict) -> dict:
     del reopened
 
     # 5. one-file refresh (on the copy)
-    path, lang = pick_refresh_file(loom.graph.metadata["workspace"]["files"])
+    path, lang = pick_refresh_file(loom.graph.metadata["workspace"]["files"], copy)
     target = copy / path
     size_before = target.stat().st_size
     with open(target, "a", encoding="utf-8") as fh:

@@ -71,7 +71,10 @@ class MiniLMEmbedder:
         config says 128, which lowers code vectors to cosine 0.89 of the real model
         (measured, ``../shared/EMBEDDINGS.md``), so we override it.
     batch_size : int
-        Texts per ONNX call. Texts are sorted by length first (about 2x faster).
+        Texts per ONNX call at most. Texts are sorted by length first (about 2x faster).
+    batch_tokens : int
+        Padded tokens per ONNX call at most: memory grows with batch × length², and 32
+        texts of 256 tokens peaked at 1.6 GB here, so long texts go in smaller batches.
     threads : int or None
         onnxruntime intra-op threads; ``LOOM_NB_THREADS`` or 2 by default.
     """
@@ -79,9 +82,10 @@ class MiniLMEmbedder:
     model_id = "all-MiniLM-L6-v2"
     dim = 384
 
-    def __init__(self, max_length: int = 256, batch_size: int = 32, threads: int | None = None):
+    def __init__(self, max_length: int = 256, batch_size: int = 32, threads: int | None = None, batch_tokens: int = 4096):
         self.max_length = max_length
         self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
         self.threads = threads or int(os.environ.get("LOOM_NB_THREADS", "2"))
         self._session = None
         self._tokenizer = None
@@ -103,7 +107,7 @@ class MiniLMEmbedder:
                 raise LoomError(f"{path}: missing or not the expected MiniLM file (sha256 mismatch); reinstall loom-nb")
         tok = tokenizers.Tokenizer.from_file(str(tokenizer_path))
         tok.enable_truncation(self.max_length)
-        tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        tok.no_padding()  # the shipped config pads every text to 128; batches pad themselves
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.log_severity_level = 3
@@ -117,12 +121,22 @@ class MiniLMEmbedder:
         if self._session is None:
             self._load()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        order = np.argsort([len(t) for t in texts], kind="stable")
-        for start in range(0, len(texts), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            encodings = self._tokenizer.encode_batch([texts[i] or " " for i in idx])
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        encodings = self._tokenizer.encode_batch([t or " " for t in texts])
+        lengths = np.array([len(e.ids) for e in encodings])
+        order = np.argsort(lengths, kind="stable")
+        start = 0
+        while start < len(texts):
+            end = start + 1  # grow the batch while its padded size stays within budget
+            while end < len(texts) and end - start < self.batch_size and (end + 1 - start) * lengths[order[end]] <= self.batch_tokens:
+                end += 1
+            idx = order[start:end]
+            start = end
+            width = int(lengths[idx].max())
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                ids[row, : lengths[i]] = encodings[i].ids
+                mask[row, : lengths[i]] = 1
             hidden = self._session.run(
                 None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             )[0]
@@ -300,3 +314,4 @@ class CachedEmbedder:
 def default_embedder() -> Embedder:
     """The embedded default: MiniLM in-process (no server needed)."""
     return MiniLMEmbedder()
+

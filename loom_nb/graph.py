@@ -623,26 +623,35 @@ class LoomGraph:
 
     def remove(self, node_id: str) -> None:
         """Remove a content node; concepts left with no content are removed too."""
-        node = self.node(node_id)
-        if node.kind != "content":
-            raise LoomError(f"{node_id} is a concept; remove its content nodes instead")
+        self.remove_many([node_id])
+
+    def remove_many(self, node_ids: list[str]) -> None:
+        """Remove content nodes (and concepts left with no content), rescanning edges once."""
+        for node_id in node_ids:
+            if self.node(node_id).kind != "content":
+                raise LoomError(f"{node_id} is a concept; remove its content nodes instead")
+        if not node_ids:
+            return
         graph = self.nx
-        concepts = [c for c, _ in self.concepts_of(node_id)]
-        graph.remove_node(node_id)
-        row, last = self.content_vectors.index[node_id], len(self.content_vectors) - 1
-        self.content_vectors.remove(node_id)  # moves the last row into the hole…
-        self.lexical.remove(row)
-        if row != last:  # …and everything kept by row follows it
-            self.lexical.move(last, row)
-            self._paths[row] = self._paths[last]
-        self._paths.pop()
-        self.chunk_vectors.pop(node_id, None)
-        self._texts.pop(node_id, None)
-        if node.summary_of is not None and self._summaries.get(node.summary_of) == node_id:
-            del self._summaries[node.summary_of]
-        self._summaries.pop(node_id, None)
-        for concept_id in concepts:
-            if not any(d["kind"] == "link" for d in graph.adj[concept_id].values()):
+        orphans: set[str] = set()
+        for node_id in node_ids:
+            node = self.node(node_id)
+            orphans.update(c for c, _ in self.concepts_of(node_id))
+            graph.remove_node(node_id)
+            row, last = self.content_vectors.index[node_id], len(self.content_vectors) - 1
+            self.content_vectors.remove(node_id)  # moves the last row into the hole…
+            self.lexical.remove(row)
+            if row != last:  # …and everything kept by row follows it
+                self.lexical.move(last, row)
+                self._paths[row] = self._paths[last]
+            self._paths.pop()
+            self.chunk_vectors.pop(node_id, None)
+            self._texts.pop(node_id, None)
+            if node.summary_of is not None and self._summaries.get(node.summary_of) == node_id:
+                del self._summaries[node.summary_of]
+            self._summaries.pop(node_id, None)
+        for concept_id in sorted(orphans):
+            if concept_id in graph and not any(d["kind"] == "link" for d in graph.adj[concept_id].values()):
                 graph.remove_node(concept_id)
                 self.concept_vectors.remove(concept_id)
         self._reindex_edges()

@@ -543,14 +543,16 @@ class LexicalIndex:
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Everything needed to rebuild the index, as plain numpy arrays (``np.savez``-safe).
 
-        Keys: ``fields`` and ``terms`` (unicode), ``rows`` (int64, one per indexed row),
+        Keys: ``fields`` (unicode), ``terms`` (the vocabulary joined by newlines, as UTF-8
+        bytes: a fixed-width unicode array would pad every term to the longest — one
+        2,735-character token made a 378 MB file), ``rows`` (int64, one per indexed row),
         ``field_lengths`` (int64, rows × fields), and the postings ``posting_term``,
         ``posting_row`` (position in ``rows``), ``posting_field`` (int64) and ``posting_tf``
         (int64). Only terms still in use are written. Compacts the index first.
         """
         self._compact()
         used, term = np.unique(self._base.term, return_inverse=True)
-        vocab = np.array([self._terms[i] for i in used.tolist()], dtype=str)
+        vocab = np.frombuffer("\n".join(self._terms[i] for i in used.tolist()).encode("utf-8"), dtype=np.uint8)
         return {
             "fields": np.array(FIELDS, dtype=str),
             "terms": vocab,
@@ -579,7 +581,12 @@ class LexicalIndex:
         stored_fields = tuple(str(f) for f in np.asarray(arrays["fields"]).tolist())
         if stored_fields != FIELDS:
             raise ValueError(f"lexical arrays have fields {stored_fields}, expected {FIELDS}")
-        vocab = [str(t) for t in np.asarray(arrays["terms"]).tolist()]
+        raw = np.asarray(arrays["terms"])
+        if raw.dtype == np.uint8:
+            text = raw.tobytes().decode("utf-8")
+            vocab = text.split("\n") if text else []
+        else:  # an index saved by the first format: a unicode array
+            vocab = [str(t) for t in raw.tolist()]
         rows = np.asarray(arrays["rows"], np.int64).reshape(-1)
         lengths = np.asarray(arrays["field_lengths"], np.float64).reshape(-1, len(FIELDS))
         term, slot, fld, tf = (np.asarray(arrays[k], np.int64).reshape(-1) for k in ("posting_term", "posting_row", "posting_field", "posting_tf"))

@@ -432,3 +432,19 @@ def test_name_that_is_not_utf8_is_skipped(tmp_path: Path):
     result = walk_workspace(tmp_path)
     assert [f.path for f in result.files] == ["ok.py"]
     assert result.skipped == [Skipped("caf?.py", "file name is not valid UTF-8")]
+
+
+def test_generated_and_big_data_files_are_skipped(tmp_path: Path):
+    make(tmp_path, {
+        "app.py": "x = 1\n",
+        "package-lock.json": "{}",
+        "go.sum": "mod v1\n",
+        "dist.min.js": "var a=1;",
+        "small.json": '{"a": 1}',
+        "fixture.json": "[" + ",".join(["1"] * 60_000) + "]",
+    })
+    result = walk_workspace(tmp_path)
+    assert [f.path for f in result.files] == ["app.py", "small.json"]
+    got = reasons(result)
+    assert got["package-lock.json"] == got["go.sum"] == got["dist.min.js"] == "generated or lock file"
+    assert got["fixture.json"].startswith("data file over 100,000 bytes")

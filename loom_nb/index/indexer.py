@@ -149,13 +149,13 @@ def index_workspace(
             stale_paths.append(path)
         todo.append((path, entry.language, text))
 
+    doomed = []
     for path in stale_paths:
-        for node_id in files.pop(path)["nodes"]:
-            if node_id in graph:
-                graph.remove(node_id)
-                report.nodes_removed += 1
+        doomed.extend(node_id for node_id in files.pop(path)["nodes"] if node_id in graph)
         if path not in current:
             report.files_removed += 1
+    graph.remove_many(doomed)
+    report.nodes_removed = len(doomed)
 
     # 2. outline and cut into units
     units_by_file: list[tuple[str, str, str, list[Unit]]] = []
@@ -247,8 +247,82 @@ def index_workspace(
 # -- structure: imports and references -------------------------------------------------------
 
 
+class ImportResolver:
+    """Finds the indexed file an import names, with lookups built once per set of paths.
+
+    Relative imports resolve against the importing file; module paths (Python packages,
+    Java/PHP/Rust paths) match a unique path suffix; a Go import path ends with the folder
+    of its package.
+    """
+
+    def __init__(self, paths: set[str]):
+        self.paths = paths
+        self.by_suffix: dict[str, list[str]] = defaultdict(list)
+        self.go_folders: dict[str, str] = {}
+        for path in sorted(paths):
+            parts = path.split("/")
+            for k in range(1, len(parts)):
+                self.by_suffix["/".join(parts[k:])].append(path)
+            if path.endswith(".go"):
+                folder = posixpath.dirname(path)
+                self.go_folders.setdefault(folder, path)
+
+    def _unique_suffix(self, candidate: str) -> str | None:
+        matches = self.by_suffix.get(candidate, [])
+        return matches[0] if len(matches) == 1 else None
+
+    def resolve(self, importer: str, spec: str, language: str) -> str | None:
+        folder = posixpath.dirname(importer)
+        if language == "go":
+            parts = spec.strip("/").split("/")
+            for k in range(len(parts)):  # the longest tail of the import path that is a folder
+                tail = "/".join(parts[k:])
+                if tail in self.go_folders:
+                    return self.go_folders[tail]
+            return None
+        candidates: list[str] = []
+        if language == "python":
+            dots = len(spec) - len(spec.lstrip("."))
+            rest = spec.lstrip(".").replace(".", "/")
+            if dots:
+                base = folder
+                for _ in range(dots - 1):
+                    base = posixpath.dirname(base)
+                stem = posixpath.join(base, rest) if rest else base
+            else:
+                stem = rest
+            candidates = [f"{stem}.py", f"{stem}/__init__.py"]
+            suffix_ok = not dots
+        elif language in ("javascript", "typescript", "tsx"):
+            if not spec.startswith("."):
+                return None  # a package from node_modules
+            stem = posixpath.normpath(posixpath.join(folder, spec))
+            exts = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
+            candidates = [stem] + [stem + e for e in exts] + [f"{stem}/index{e}" for e in exts]
+            suffix_ok = False
+        else:
+            cleaned = spec.replace("\\", "/").replace("::", "/").replace(".", "/").strip("/")
+            for prefix in ("crate/", "self/", "super/"):
+                cleaned = cleaned.removeprefix(prefix)
+            ext = {"rust": ".rs", "java": ".java", "php": ".php"}.get(language)
+            if ext is None:
+                return None
+            candidates = [cleaned + ext, cleaned + "/mod.rs"]
+            suffix_ok = True
+        for candidate in candidates:
+            candidate = posixpath.normpath(candidate)
+            if candidate in self.paths:
+                return candidate
+        if suffix_ok:
+            for candidate in candidates:
+                found = self._unique_suffix(posixpath.normpath(candidate))
+                if found:
+                    return found
+        return None
+
+
 def resolve_import(importer: str, spec: str, language: str, paths: set[str]) -> str | None:
-    """The indexed file an import names, if any (relative imports and module paths).
+    """The indexed file an import names, if any (see :class:`ImportResolver`).
 
     >>> resolve_import("pkg/a.py", ".b", "python", {"pkg/b.py"})
     'pkg/b.py'
@@ -257,48 +331,7 @@ def resolve_import(importer: str, spec: str, language: str, paths: set[str]) -> 
     >>> resolve_import("pkg/a.py", "pkg.sub", "python", {"pkg/sub/__init__.py"})
     'pkg/sub/__init__.py'
     """
-    folder = str(PurePosixPath(importer).parent)
-    folder = "" if folder == "." else folder
-    candidates: list[str] = []
-    if language == "python":
-        dots = len(spec) - len(spec.lstrip("."))
-        rest = spec.lstrip(".").replace(".", "/")
-        if dots:
-            base = folder
-            for _ in range(dots - 1):
-                base = posixpath.dirname(base)
-            stem = posixpath.join(base, rest) if rest else base
-            candidates = [f"{stem}.py", f"{stem}/__init__.py"]
-        else:
-            candidates = [f"{rest}.py", f"{rest}/__init__.py"]
-            # a src-layout or nested package: match by suffix below
-    elif language in ("javascript", "typescript", "tsx"):
-        if spec.startswith("."):
-            stem = posixpath.normpath(posixpath.join(folder, spec))
-            exts = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
-            candidates = [stem] + [stem + e for e in exts] + [f"{stem}/index{e}" for e in exts]
-    elif language == "go":  # an import path ends with the folder of its package: take its first file
-        folders = sorted({posixpath.dirname(p) for p in paths if p.endswith(".go")}, key=len, reverse=True)
-        for folder_path in folders:
-            if folder_path and (spec == folder_path or spec.endswith("/" + folder_path)):
-                return sorted(p for p in paths if posixpath.dirname(p) == folder_path and p.endswith(".go"))[0]
-        return None
-    else:
-        cleaned = spec.replace("\\", "/").replace("::", "/").replace(".", "/").strip("/")
-        for prefix in ("crate/", "self/", "super/"):
-            cleaned = cleaned.removeprefix(prefix)
-        ext = {"rust": ".rs", "java": ".java", "php": ".php"}.get(language, "")
-        candidates = [cleaned + ext, cleaned + "/mod.rs"] if ext else [cleaned]
-    for candidate in candidates:
-        candidate = posixpath.normpath(candidate) if candidate else candidate
-        if candidate in paths:
-            return candidate
-    if language == "python" or language in ("java", "php", "rust"):
-        for candidate in candidates:
-            matches = [p for p in paths if p.endswith("/" + candidate)]
-            if len(matches) == 1:
-                return matches[0]
-    return None
+    return ImportResolver(paths).resolve(importer, spec, language)
 
 
 def link_structure(graph, files: dict[str, dict]) -> int:
@@ -309,7 +342,7 @@ def link_structure(graph, files: dict[str, dict]) -> int:
     repository map does, skipping names defined in too many places to mean anything.
     """
     graph.clear_structure()
-    paths = set(files)
+    resolver = ImportResolver(set(files))
     first_node = {path: info["nodes"][0] for path, info in files.items() if info["nodes"]}
     definitions: dict[str, list[tuple[str, str]]] = defaultdict(list)
     metas = []
@@ -323,7 +356,7 @@ def link_structure(graph, files: dict[str, dict]) -> int:
     for node_id, meta in metas:
         path = meta.get("path", "")
         for spec in meta.get("imports", ()):
-            target = resolve_import(path, spec, meta.get("language", ""), paths)
+            target = resolver.resolve(path, spec, meta.get("language", ""))
             if target and target != path and target in first_node:
                 count += graph.add_structure(node_id, first_node[target], "imports")
         for name in meta.get("references", ()):

@@ -116,6 +116,10 @@ class WalkLimits:
     """Files after this many are skipped and counted, not listed."""
     include_unknown_text: bool = True
     """Index files with unknown extensions as ``"text"`` if their first 8 KiB look like text."""
+    max_data_file_bytes: int = 100_000
+    """JSON, YAML, XML, CSV and TOML files bigger than this are skipped: fixtures and dumps
+    cost many embeddings and rarely answer a question (measured: 13–32 % of the texts
+    embedded in two public repositories)."""
 
 
 @dataclass(frozen=True)
@@ -374,6 +378,15 @@ def _ignored_by(layers: Sequence[_IgnoreLayer], rel: str, is_dir: bool) -> str |
     return None
 
 
+GENERATED_FILES: tuple[str, ...] = (
+    "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "Cargo.lock", "poetry.lock", "Pipfile.lock",
+    "composer.lock", "Gemfile.lock", "go.sum", "uv.lock", "*.min.js", "*.min.css", "*.map",
+)
+"""Lock files, minified bundles and source maps: generated, never worth an embedding."""
+
+DATA_LANGUAGES = frozenset({"json", "yaml", "xml", "csv", "toml"})
+
+
 def _default_ignored(name: str) -> bool:
     return any(fnmatchcase(name, pattern) for pattern in DEFAULT_IGNORES)
 
@@ -529,6 +542,12 @@ class _Walk:
             self.skip(rel, f"over {limits.max_file_bytes:,} bytes ({st.st_size:,})")
             return
         language = detect_language(entry.name)
+        if any(fnmatchcase(entry.name, pattern) for pattern in GENERATED_FILES):
+            self.skip(rel, "generated or lock file")
+            return
+        if language in DATA_LANGUAGES and st.st_size > limits.max_data_file_bytes:
+            self.skip(rel, f"data file over {limits.max_data_file_bytes:,} bytes ({st.st_size:,})")
+            return
         if language is None and not limits.include_unknown_text:
             self.skip(rel, "unknown file type")
             return
