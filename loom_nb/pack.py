@@ -445,6 +445,7 @@ def pack(
         except StaleReferenceError as exc:
             visited[i] = ("manifest_only", f"stale: {exc}", 0, [])
             return None
+
     position = 0
     while position < relevant_count:
         left = allowance - used

@@ -367,7 +367,9 @@ def _load_npy(folder: Path, spec: dict[str, Any], dim: int) -> np.ndarray:
     if not path.resolve().is_relative_to(folder.resolve()):
         raise SessionFormatError(folder / GRAPH_FILE, f"vector file {spec['file']!r} is outside the session folder")
     try:
-        array = np.load(path, allow_pickle=False)
+        # copy-on-write memory map: the pages load as ranking touches them (the page cache
+        # usually has them), and the graph may still change its copy in memory
+        array = np.load(path, allow_pickle=False, mmap_mode="c")
     except FileNotFoundError:
         raise SessionFormatError(path, "vector file named by graph.json is missing") from None
     except Exception as exc:
@@ -537,9 +539,12 @@ def _load_graph(folder: Path, expect_model: str | None) -> tuple[LoomGraph, dict
     for node_id, rows in vec.get("chunk_rows", []):
         graph.chunk_vectors[node_id] = chunk_vecs[offset : offset + rows]
         offset += rows
-    references = content.get("reference") or [None] * n_content
-    metas = content.get("meta") or [None] * n_content
-    graph._paths = [ref["file"] if ref else (meta or {}).get("path") for ref, meta in zip(references, metas)]
+    references, metas = content.get("reference"), content.get("meta")
+    if references is None and metas is None:  # chat-only sessions: no files at all
+        graph._paths = [None] * n_content
+    else:
+        references, metas = references or [None] * n_content, metas or [None] * n_content
+        graph._paths = [ref["file"] if ref else (meta or {}).get("path") for ref, meta in zip(references, metas)]
     graph.lexical = _load_lexical(folder, vec.get("lexical"), n_content)
     graph._lazy = LazyNodes(graph, concepts, content)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..tokens import count_tokens, truncate_to_tokens
 from .symbols import Outline, Symbol, text_windows
 
-EMBED_TOKENS = 128
+EMBED_TOKENS = 64
 """Tokens of a unit that indexing embeds (measured: 128 keeps the ranking of the
 self-referential queries and indexes about twice as fast as MiniLM's full 256)."""
 
