@@ -489,6 +489,14 @@ class LoomGraph:
     def _touch(self) -> None:
         self._version += 1
 
+    def _editable(self) -> None:
+        """Edge endpoint arrays as lists, ready for appends (a load leaves them as numpy
+        arrays: converting 10^5 of them costs a load time that ranking does not need)."""
+        for name in ("_link_content", "_link_concept", "_adjacent", "_structure"):
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                setattr(self, name, value.tolist())
+
     def _new_id(self, kind: str) -> str:
         prefix = "c" if kind == "concept" else "n"
         while True:
@@ -589,6 +597,7 @@ class LoomGraph:
             report.created = concept.id
             report.linked.append((concept.id, 1.0))
         row = self.content_vectors.index[node.id]
+        self._editable()
         for concept_id, sim in report.linked:
             self._nx.add_edge(node.id, concept_id, kind="link", weight=sim, direction=direction, created=node.created)
             self._link_content.append(row)
@@ -614,6 +623,7 @@ class LoomGraph:
         graph.add_node(concept.id, kind="concept", data=concept)
         new_row = self.concept_vectors.add(concept.id, vector)
         ids = self.concept_vectors.ids
+        self._editable()
         for row in neighbours:
             graph.add_edge(concept.id, ids[row], kind="concept", weight=float(sims[row]), created=concept.created)
             self._adjacent.append((new_row, row))
@@ -688,6 +698,7 @@ class LoomGraph:
         if source == target or graph.has_edge(source, target):
             return False
         index = self.content_vectors.index
+        self._editable()
         graph.add_edge(source, target, kind=kind, weight=1.0, source=source, target=target)
         self._structure.append((index[source], index[target]))
         self._structure_kind.append(kind)
@@ -696,7 +707,7 @@ class LoomGraph:
 
     def clear_structure(self) -> None:
         """Remove every code-structure edge (the indexer recomputes them all)."""
-        if not self._structure:
+        if len(self._structure) == 0:
             return
         graph = self.nx
         ids = self.content_vectors.ids

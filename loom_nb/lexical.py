@@ -209,11 +209,14 @@ class _Postings:
     tf: np.ndarray  # float64 occurrences of the term in that field
 
     @classmethod
-    def build(cls, term: np.ndarray, slot: np.ndarray, fld: np.ndarray, tf: np.ndarray) -> "_Postings":
+    def build(cls, term: np.ndarray, slot: np.ndarray, fld: np.ndarray, tf: np.ndarray, maybe_sorted: bool = False) -> "_Postings":
         term, slot, fld = (np.asarray(a, np.int64) for a in (term, slot, fld))
         # one int64 key sorts faster than a 3-key lexsort; (term, slot, field) is unique
         n_slots = int(slot.max()) + 1 if slot.size else 1
-        order = np.argsort((term * n_slots + slot) * len(FIELDS) + fld)
+        key = (term * n_slots + slot) * len(FIELDS) + fld
+        if maybe_sorted and (key.size < 2 or bool((np.diff(key) > 0).all())):
+            return cls(term, slot, fld, np.asarray(tf, np.float64))  # saved in order: no sort
+        order = np.argsort(key)
         return cls(term[order], slot[order], fld[order], np.asarray(tf, np.float64)[order])
 
     @classmethod
@@ -593,7 +596,9 @@ class LexicalIndex:
         n = rows.size
         if lengths.shape[0] != n or len({term.size, slot.size, fld.size, tf.size}) != 1:
             raise ValueError("lexical arrays disagree in length")
-        if np.unique(rows).size != n or (rows < 0).any():
+        # to_arrays writes rows in increasing order: checking that is cheaper than np.unique
+        increasing = n < 2 or bool((np.diff(rows) > 0).all())
+        if (not increasing and np.unique(rows).size != n) or (rows < 0).any():
             raise ValueError("lexical arrays repeat a row or hold a negative row")
         if term.size and (term.min() < 0 or term.max() >= len(vocab) or slot.min() < 0 or slot.max() >= n or fld.min() < 0 or fld.max() >= len(FIELDS)):
             raise ValueError("lexical postings point outside their terms, rows or fields")
@@ -604,7 +609,7 @@ class LexicalIndex:
         index._n_slots = n
         index._row_slot = dict(zip(rows.tolist(), range(n)))
         index._len_total = lengths.sum(axis=0)
-        index._base = _Postings.build(term, slot, fld, tf.astype(np.float64))
+        index._base = _Postings.build(term, slot, fld, tf.astype(np.float64), maybe_sorted=True)
         index._delta = _Postings.empty()
         return index
 

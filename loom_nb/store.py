@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import tempfile
+import weakref
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -136,6 +137,11 @@ def _config_from(data: dict[str, Any] | None) -> LoomConfig:
     return LoomConfig(**data)
 
 
+def _plain(values) -> list:
+    """A list for JSON (a loaded graph keeps its edge endpoints as numpy arrays)."""
+    return values.tolist() if isinstance(values, np.ndarray) else values
+
+
 def _dumps(doc: dict[str, Any]) -> bytes:
     try:
         import orjson
@@ -227,15 +233,15 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
         },
         "concepts": _concept_columns([graph.node(i) for i in graph.concept_vectors.ids]),
         "content": _content_columns(content_nodes),
-        "links": {"content": graph._link_content, "concept": graph._link_concept, "weight": graph._link_weight},
+        "links": {"content": _plain(graph._link_content), "concept": _plain(graph._link_concept), "weight": graph._link_weight},
         "concept_edges": {
-            "a": [a for a, _ in graph._adjacent],
-            "b": [b for _, b in graph._adjacent],
+            "a": [a for a, _ in _plain(graph._adjacent)],
+            "b": [b for _, b in _plain(graph._adjacent)],
             "weight": graph._adjacent_weight,
         },
         "structure": {
-            "source": [a for a, _ in graph._structure],
-            "target": [b for _, b in graph._structure],
+            "source": [a for a, _ in _plain(graph._structure)],
+            "target": [b for _, b in _plain(graph._structure)],
             "kind": graph._structure_kind,
         },
         "scores": scores or {},
@@ -275,7 +281,9 @@ class LazyNodes:
     """
 
     def __init__(self, graph: LoomGraph, concepts: dict[str, list], content: dict[str, list]):
-        self.graph = graph
+        # a proxy, not a reference: graph._lazy -> self -> graph would be a cycle, and a
+        # 50k-node graph would then wait for the cycle collector instead of being freed
+        self.graph = weakref.proxy(graph)
         self.concepts = concepts
         self.content = content
         self.cache: dict[str, ConceptNode | ContentNode] = {}
@@ -489,7 +497,7 @@ def _load_graph(folder: Path, expect_model: str | None) -> tuple[LoomGraph, dict
         raise SessionFormatError(path, "the number of nodes and of vectors differ")
 
     try:
-        codes = np.array([_TYPE_CODE[t] for t in content["type"]], dtype=np.int64)
+        codes = np.fromiter(map(_TYPE_CODE.__getitem__, content["type"]), dtype=np.int64, count=n_content)
     except (KeyError, TypeError) as exc:
         raise SessionFormatError(path, f"unknown content type {exc.args[0]!r}") from None
     try:
@@ -503,9 +511,9 @@ def _load_graph(folder: Path, expect_model: str | None) -> tuple[LoomGraph, dict
         link_k = np.asarray(links["concept"], dtype=np.int64).reshape(-1)
         edges = doc["concept_edges"]
         pairs = np.column_stack([np.asarray(edges["a"], dtype=np.int64).reshape(-1), np.asarray(edges["b"], dtype=np.int64).reshape(-1)])
-        link_w = [float(w) for w in links["weight"]]
+        link_w = np.asarray(links["weight"], dtype=np.float64).reshape(-1)  # validates; the list is kept
         struct = np.column_stack([np.asarray(structure["source"], dtype=np.int64).reshape(-1), np.asarray(structure["target"], dtype=np.int64).reshape(-1)])
-        pair_w = [float(w) for w in edges["weight"]]
+        pair_w = np.asarray(edges["weight"], dtype=np.float64).reshape(-1)
     except (TypeError, ValueError) as exc:
         raise SessionFormatError(path, f"a numeric column is malformed ({exc})") from None
     if n_links and (link_c.min() < 0 or link_c.max() >= n_content or link_k.min() < 0 or link_k.max() >= n_concepts):
@@ -527,9 +535,11 @@ def _load_graph(folder: Path, expect_model: str | None) -> tuple[LoomGraph, dict
         raise SessionFormatError(path, "node ids are not unique")
     if graph.content_vectors.index.keys() & graph.concept_vectors.index.keys():
         raise SessionFormatError(path, "a concept and a content node share an id")
-    graph._link_content, graph._link_concept, graph._link_weight = link_c.tolist(), link_k.tolist(), link_w
-    graph._adjacent, graph._adjacent_weight = [tuple(p) for p in pairs.tolist()], pair_w
-    graph._structure, graph._structure_kind = [tuple(p) for p in struct.tolist()], list(structure["kind"])
+    if link_w.size != n_links or pair_w.size != n_adjacent:
+        raise SessionFormatError(path, "an edge weight column has the wrong length")
+    graph._link_content, graph._link_concept, graph._link_weight = link_c, link_k, list(links["weight"])
+    graph._adjacent, graph._adjacent_weight = pairs, list(edges["weight"])
+    graph._structure, graph._structure_kind = struct, list(structure["kind"])
     for node_id, source in zip(content["id"], content.get("summary_of") or ()):
         if source is not None:
             if source not in graph.content_vectors.index:

@@ -229,3 +229,16 @@ def test_lexical_index_and_paths_round_trip(tmp_path):
         a = rank(g, np.array(unit(0)), query=query)
         b = rank(loaded, np.array(unit(0)), query=query)
         assert np.array_equal(a.signals, b.signals), query
+
+
+def test_a_loaded_graph_saves_and_grows_again(tmp_path):
+    g = sample_graph()
+    save_graph(g, tmp_path / "a")
+    loaded, _ = load_graph(tmp_path / "a")
+    save_graph(loaded, tmp_path / "b")  # straight from the loaded arrays
+    again, _ = load_graph(tmp_path / "b")
+    assert again == g
+    again.add_content("grows", np.array(unit(120, 4)))
+    again.add_content("and grows", np.array(unit(125, 4)))
+    save_graph(again, tmp_path / "b")
+    assert load_graph(tmp_path / "b")[0] == again

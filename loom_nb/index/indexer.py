@@ -233,7 +233,7 @@ def index_workspace(
     state["commit"] = head
     state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh
     graph.metadata["workspace"] = state
-    if todo or stale_paths or not graph._structure:
+    if todo or stale_paths or len(graph._structure) == 0:
         report.structure_edges = link_structure(graph, files)
     else:
         report.structure_edges = len(graph._structure)
