@@ -585,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
             ]
             for n, s in stores.items()
         ],
-        note="save writes one content/<id>.txt per node with fsync (first save); re-save finds them present.",
+        note="the first save writes one content/<id>.txt per node and syncs once; a re-save finds them present.",
     )
     results.update({"build": builds, "query": queries, "store": stores})
 
