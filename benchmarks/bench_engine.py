@@ -50,6 +50,13 @@ from loom_nb.rank import rank  # noqa: E402
 from loom_nb.store import GRAPH_FILE, load_graph, save_graph  # noqa: E402
 from loom_nb.tokens import count_tokens  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import kib_to_mb, machine, peak_rss_mb, table  # noqa: E402
+
+
+def ms(seconds: float) -> float:
+    return seconds * 1000.0
+
 SEED = 20240611
 DIM = 384
 QUERY_BUDGET = 8000
@@ -74,40 +81,6 @@ QUERY_TO_TOPIC_COS = 0.8
 # -- helpers ------------------------------------------------------------------------------
 
 
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far (Linux reports KiB)."""
-    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return kib / 1024 if sys.platform != "darwin" else kib / 1024 / 1024
-
-
-def ms(seconds: float) -> float:
-    return seconds * 1000.0
-
-
-def table(title: str, header: list[str], rows: list[list], note: str = "") -> None:
-    """Print a fixed-width table; numbers right-aligned."""
-    cells = [[_cell(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)]
-    print(f"\n## {title}")
-    print("  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))))
-    print("  ".join("-" * w for w in widths))
-    for row in cells:
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
-    if note:
-        print(note)
-    sys.stdout.flush()
-
-
-def _cell(value) -> str:
-    if isinstance(value, float):
-        if value >= 100:
-            return f"{value:,.0f}"
-        if value >= 10:
-            return f"{value:.1f}"
-        return f"{value:.2f}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
 
 
 def unit(vectors: np.ndarray) -> np.ndarray:
@@ -503,15 +476,6 @@ def rank_pack_stages(graph: LoomGraph, syn: Synthetic) -> dict[str, float]:
 # -- main ---------------------------------------------------------------------------------
 
 
-def machine() -> dict:
-    return {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "platform": platform.platform(),
-        "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,6 +56,9 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import kib_to_mb, machine, peak_rss_mb, table  # noqa: E402
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -79,56 +82,12 @@ APPENDED_OTHER = "\n\nloom bench: a paragraph added by bench_index.py to time a 
 # -- helpers (same style as bench_engine.py) ------------------------------------------------
 
 
-def kib_to_mb(kib: int) -> float:
-    return kib / 1024 if sys.platform != "darwin" else kib / 1024 / 1024
-
-
-def peak_rss_mb() -> float:
-    return kib_to_mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-
-
-def table(title: str, header: list[str], rows: list[list], note: str = "") -> None:
-    """Print a fixed-width table; numbers right-aligned."""
-    cells = [[_cell(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)]
-    print(f"\n## {title}")
-    print("  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))))
-    print("  ".join("-" * w for w in widths))
-    for row in cells:
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
-    if note:
-        print(note)
-    sys.stdout.flush()
-
-
-def _cell(value) -> str:
-    if isinstance(value, float):
-        if value >= 100:
-            return f"{value:,.0f}"
-        if value >= 10:
-            return f"{value:.1f}"
-        return f"{value:.2f}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
 
 
 def folder_mb(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6 if path.exists() else 0.0
 
 
-def machine() -> dict:
-    import numpy as np
-
-    return {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "platform": platform.platform(),
-        "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "loom_nb_threads": os.environ.get("LOOM_NB_THREADS", "2 (default)"),
-    }
 
 
 def git_commit(path: Path) -> str | None:

@@ -117,15 +117,21 @@ def test_descending_score_until_the_budget_is_spent_then_smaller_nodes_still_fit
     assert lines[-1] == "[Callback retrieval: not available]"
 
 
+def spans_of(parts: list[str]) -> list[tuple[int, int]]:
+    """Character spans of ``parts`` once joined with newlines."""
+    spans, start = [], 0
+    for p in parts:
+        spans.append((start, start + len(p)))
+        start += len(p) + 1
+    return spans
+
+
 def large_graph(summary: bool, chunks: bool):
     config = LoomConfig(concept_threshold=0.99, large_node_tokens=50)
     g = LoomGraph(config, embedding_model="toy")
     parts = [words(60, 1), "THE ANSWER " + words(60, 2), words(60, 3)]
     text = "\n".join(parts)
-    spans, start = [], 0
-    for p in parts:
-        spans.append((start, start + len(p)))
-        start += len(p) + 1
+    spans = spans_of(parts)
     # chunk 2 points at the query (0°), the others away from it
     chunk_vecs = np.array([unit(80), unit(0), unit(85)], dtype=np.float32) if chunks else None
     g.add_content(text, np.array(unit(5)), chunks=spans if chunks else None, chunk_vectors=chunk_vecs)
@@ -253,10 +259,7 @@ def test_chunks_holding_the_query_terms_win():
 
     parts = [words(60, 1), "def rotate_refresh_token(store): " + words(50, 2), words(60, 3)]
     text = "\n".join(parts)
-    spans, start = [], 0
-    for p in parts:
-        spans.append((start, start + len(p)))
-        start += len(p) + 1
+    spans = spans_of(parts)
     vectors = np.array([unit(40), unit(40), unit(30)], dtype=np.float32)  # chunk 3 is nearest by vector
     q = np.array(unit(0))
     one = max(count_tokens(text[a:b]) for a, b in spans) + 3  # room for any one chunk, not two
