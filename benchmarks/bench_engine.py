@@ -27,15 +27,12 @@ import gc
 import io
 import json
 import os
-import platform
 import pstats
 import random
-import resource
 import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np

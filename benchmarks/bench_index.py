@@ -43,7 +43,6 @@ import cProfile
 import io
 import json
 import os
-import platform
 import pstats
 import resource
 import shutil
@@ -53,7 +52,6 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
