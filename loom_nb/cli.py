@@ -21,9 +21,11 @@ from .errors import LoomError
 MAX_INPUT_BYTES = 10 * 1024 * 1024
 
 
-def _embedder(name: str):
+def _embedder(name: str | None):
     from .embed import HashingEmbedder, MiniLMEmbedder, OllamaEmbedder
 
+    if name is None:
+        return None  # the session's own embedder, or MiniLM for a new one
     if name == "minilm":
         return MiniLMEmbedder()
     if name == "hashing":
@@ -46,10 +48,10 @@ def read_text_file(path: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _open(args):
+def _open(args, create: bool = False):
     from .engine import Loom
 
-    return Loom.open(args.session, embedder=_embedder(args.embedder))
+    return Loom.open(args.session, embedder=_embedder(args.embedder), create=create)
 
 
 def cmd_add(args) -> int:
@@ -59,7 +61,7 @@ def cmd_add(args) -> int:
         text = args.text
     else:
         text = sys.stdin.read()
-    loom = _open(args)
+    loom = _open(args, create=True)
     result = loom.add(text, type=args.type, source=args.source, reason=args.reason or "", split=not args.no_split)
     loom.save()
     print(result)
@@ -83,7 +85,7 @@ def cmd_query(args) -> int:
 def cmd_index(args) -> int:
     from .index import WalkLimits
 
-    loom = _open(args)
+    loom = _open(args, create=True)
     limits = WalkLimits(max_file_bytes=args.max_file_bytes, max_files=args.max_files)
     report = loom.index(args.path, limits=limits, extra_ignores=args.ignore or ())
     loom.save()
@@ -116,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     def session_parser(name: str, help: str):
         p = sub.add_parser(name, help=help)
         p.add_argument("session", help="session folder (created if missing)")
-        p.add_argument("--embedder", default="minilm", help="minilm (default, offline), hashing, or ollama:MODEL")
+        p.add_argument("--embedder", help="minilm, hashing or ollama:MODEL (default: the session's own; minilm for a new one)")
         return p
 
     p = session_parser("add", "add text to a session")
@@ -152,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="build the sample session and run three queries")
     p.add_argument("--out", default="build/demo-session")
-    p.add_argument("--embedder", default="minilm")
+    p.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")
     p.set_defaults(func=cmd_demo)
     return parser
 

@@ -315,3 +315,18 @@ def default_embedder() -> Embedder:
     """The embedded default: MiniLM in-process (no server needed)."""
     return MiniLMEmbedder()
 
+
+def embedder_for(model_id: str | None) -> Embedder:
+    """The embedder that makes vectors with this model id (what a saved session names).
+
+    >>> embedder_for("hashing-128").dim
+    128
+    """
+    if not model_id or model_id == MiniLMEmbedder.model_id:
+        return MiniLMEmbedder()
+    if model_id.startswith("hashing-") and model_id[8:].isdigit():
+        return HashingEmbedder(int(model_id[8:]))
+    if model_id.startswith("ollama:"):
+        return OllamaEmbedder(model_id.split(":", 1)[1])
+    raise LoomError(f"no built-in embedder makes {model_id!r} vectors: pass embedder= to Loom.open")
+

@@ -17,7 +17,7 @@ import numpy as np
 
 from .classify import Classification, classify, split_input
 from .config import SIGNALS, LoomConfig, Weights
-from .embed import CachedEmbedder, Embedder, default_embedder
+from .embed import CachedEmbedder, Embedder, default_embedder, embedder_for
 from .errors import EmbeddingMismatchError, LoomError
 from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, clean_text
 from .pack import (
@@ -33,7 +33,7 @@ from .pack import (
     pack,
 )
 from .rank import Ranking, rank
-from .store import GRAPH_FILE, load_cache, load_graph, save_graph
+from .store import GRAPH_FILE, load_cache, load_graph, read_document, save_graph
 from .tokens import ContextWindow, context_window
 
 if False:  # typing only
@@ -226,7 +226,9 @@ class Loom:
     ) -> "Loom":
         """Open the session in ``folder``, or start a new one there if it has none.
 
-        The embedder must be the one that made the stored vectors (checked by model id).
+        Without ``embedder``, the one that made the stored vectors is used (by model id:
+        MiniLM, hashing or an Ollama model); a new session gets the default, MiniLM. A
+        given embedder must match the stored vectors.
         """
         folder = Path(folder)
         if not (folder / GRAPH_FILE).exists():
@@ -235,8 +237,9 @@ class Loom:
             if not create:
                 raise LoomError(f"{folder}: no session here (no {GRAPH_FILE}); pass create=True to start one")
             return cls(folder, embedder=embedder, config=config, namer=namer)
-        inner = embedder if embedder is not None else default_embedder()
-        graph, doc = load_graph(folder, expect_model=inner.model_id)
+        doc = read_document(folder)
+        inner = embedder if embedder is not None else embedder_for(doc["embedding"].get("model"))
+        graph, doc = load_graph(folder, expect_model=inner.model_id, doc=doc)
         cached = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
         saved = load_cache(folder, doc)
         if saved is not None:

@@ -451,7 +451,7 @@ def _check_columns(path: Path, section: str, cols: Any, required: tuple[str, ...
     return lengths.pop() if lengths else 0
 
 
-def load_graph(folder: str | Path, *, expect_model: str | None = None) -> tuple[LoomGraph, dict[str, Any]]:
+def load_graph(folder: str | Path, *, expect_model: str | None = None, doc: dict[str, Any] | None = None) -> tuple[LoomGraph, dict[str, Any]]:
     """Read a session folder into a :class:`LoomGraph`; returns the graph and the raw document.
 
     The graph is ready to rank at once; its node objects and networkx graph are built
@@ -463,14 +463,16 @@ def load_graph(folder: str | Path, *, expect_model: str | None = None) -> tuple[
         The folder, graph.json or a vector file is missing, corrupt, foreign or too new.
     EmbeddingMismatchError
         ``expect_model`` differs from the model that made the stored vectors.
+
+    ``doc`` is graph.json already parsed by :func:`read_document`, to avoid a second parse.
     """
     with gc_paused():
-        return _load_graph(Path(folder), expect_model)
+        return _load_graph(Path(folder), expect_model, doc)
 
 
-def _load_graph(folder: Path, expect_model: str | None) -> tuple[LoomGraph, dict[str, Any]]:
+def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | None) -> tuple[LoomGraph, dict[str, Any]]:
     path = folder / GRAPH_FILE
-    doc = read_document(folder)
+    doc = doc if doc is not None else read_document(folder)
     model = doc["embedding"].get("model")
     dim = int(doc["embedding"].get("dim") or 0)
     if expect_model is not None and model is not None and model != expect_model:

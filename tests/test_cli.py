@@ -25,12 +25,16 @@ def test_add_query_show(tmp_path, capsys):
     code, out, _ = run(capsys, "query", s, "refresh tokens single use", "--budget", "300", "--json", "--embedder", "hashing")
     data = json.loads(out)
     assert data["table"][0]["node_id"] == "n1" and data["table"][0]["decision"] == "loaded"
-    code, out, _ = run(capsys, "show", s, "--embedder", "hashing")
-    assert "2 content nodes" in out
+    code, out, _ = run(capsys, "show", s)  # the session's own embedder, found from graph.json
+    assert "2 content nodes" in out and "hashing-256" in out
     code, out, _ = run(capsys, "show", s, "n1", "--embedder", "hashing")
     assert "Content n1" in out and "OAuth refresh tokens are single use." in out
     code, out, _ = run(capsys, "show", s, "c1", "--embedder", "hashing")
     assert out.startswith("Concept c1")
+    code, _, err = run(capsys, "show", s, "n99")
+    assert code == 2 and "no node 'n99'" in err
+    code, _, err = run(capsys, "show", s, "--embedder", "minilm")
+    assert code == 2 and "hashing-256" in err and "all-MiniLM-L6-v2" in err  # vector spaces never mix
 
 
 def test_errors_are_one_clear_line(tmp_path, capsys):
@@ -50,6 +54,9 @@ def test_errors_are_one_clear_line(tmp_path, capsys):
     code, _, err = run(capsys, "show", str(tmp_path / "bad"), "--embedder", "hashing")
     assert code == 2 and "graph.json" in err and "not valid JSON" in err
     code, _, err = run(capsys, "show", s, "n99", "--embedder", "hashing")
-    assert code == 2 and "n99" in err
+    assert code == 2 and "no session here" in err  # nothing was ever added to s
+    code, _, err = run(capsys, "query", str(tmp_path / "nowhere"), "anything")
+    assert code == 2 and "no session here" in err
+    assert not (tmp_path / "nowhere").exists()
     with pytest.raises(SystemExit):
         main(["query"])
