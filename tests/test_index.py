@@ -225,3 +225,17 @@ def test_skeleton(workspace):
 )
 def test_resolve_import(importer, spec, language, paths, expected):
     assert resolve_import(importer, spec, language, paths) == expected
+
+
+def test_module_level_code_between_symbols_is_indexed(tmp_path):
+    make_workspace(tmp_path, {"modes.py": (
+        "import os\n\n\ndef first():\n    return 1\n\n\n"
+        "MODES = {\n    'bare': 3,\n    'fused': None,\n}\n\n\n"
+        "def second():\n    return MODES\n"
+    )})
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(tmp_path, progress=False)
+    titles = sorted(nodes_by_title(loom))
+    assert titles == ["modes.py (module)", "modes.py:14-15 second", "modes.py:4-5 first", "modes.py:8-11 MODES = {"]
+    node = nodes_by_title(loom)["modes.py:8-11 MODES = {"]
+    assert loom.text(node.id) == "MODES = {\n    'bare': 3,\n    'fused': None,\n}"

@@ -89,7 +89,9 @@ def _symbol_unit(path: str, language: str, lines: list[str], sym: Symbol, childr
 
 
 def code_units(path: str, language: str, text: str, outline: Outline, max_unit_tokens: int) -> list[Unit]:
-    """Units of a parsed source file: preamble, top-level symbols, large classes split."""
+    """Units of a parsed source file: preamble, top-level symbols, large classes split, and
+    the module-level code between symbols (constants, tables, registrations), which would
+    otherwise belong to no node."""
     lines = text.split("\n")
     top = [s for s in outline.symbols if s.parent is None]
     units: list[Unit] = []
@@ -97,10 +99,21 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
     preamble_end = first - 1
     if preamble_end >= 1 and _slice(lines, 1, preamble_end).strip():
         units.append(Unit(path, language, "preamble", path, "", "", 1, preamble_end, _slice(lines, 1, preamble_end), imports=outline.imports))
-    covered_to = 0
+    covered_to = preamble_end
+
+    def gap(start: int, end: int) -> None:
+        while start <= end and not lines[start - 1].strip():  # trim blank lines around it
+            start += 1
+        while end >= start and not lines[end - 1].strip():
+            end -= 1
+        if end >= start:
+            body = _slice(lines, start, end)
+            units.append(Unit(path, language, "module", lines[start - 1].strip()[:60], "", "", start, end, body))
+
     for sym in top:
         if sym.start_line <= covered_to:  # nested in a symbol already emitted (e.g. a decorator range)
             continue
+        gap(covered_to + 1, sym.start_line - 1)
         children = [s for s in outline.symbols if s.parent is not None and sym.start_line <= s.start_line and s.end_line <= sym.end_line]
         body = _slice(lines, sym.start_line, sym.end_line)
         if children and count_tokens(body) > max_unit_tokens:
@@ -112,6 +125,8 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
         else:
             units.append(_symbol_unit(path, language, lines, sym, children))
         covered_to = sym.end_line
+    if top:
+        gap(covered_to + 1, len(lines))
     if not units:
         return window_units(path, language, text)
     if outline.imports and units[0].kind != "preamble":
