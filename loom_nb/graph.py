@@ -479,6 +479,8 @@ class LoomGraph:
             lines = read_text(path).split("\n")
         except FileNotFoundError:
             raise StaleReferenceError(f"{node.id}: {ref.file} no longer exists; re-index the workspace") from None
+        except OSError as exc:  # unreadable now: say so rather than fail the whole query
+            raise StaleReferenceError(f"{node.id}: {ref.file} cannot be read ({exc.strerror or exc})") from None
         start, end = ref.lines
         text = "\n".join(lines[start - 1 : end])
         if ref.sha256 and sha256_text(text) != ref.sha256:

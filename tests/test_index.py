@@ -239,3 +239,21 @@ def test_module_level_code_between_symbols_is_indexed(tmp_path):
     assert titles == ["modes.py (module)", "modes.py:14-15 second", "modes.py:4-5 first", "modes.py:8-11 MODES = {"]
     node = nodes_by_title(loom)["modes.py:8-11 MODES = {"]
     assert loom.text(node.id) == "MODES = {\n    'bare': 3,\n    'fused': None,\n}"
+
+
+def test_a_deleted_or_unreadable_file_is_reported_not_fatal(workspace, monkeypatch):
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    (workspace / "app/store.py").unlink()
+    result = loom.query("TokenStore save", budget=2000, mode="fused")
+    reasons = [r.reason for r in result.table if r.title.startswith("app/store.py")]
+    assert any(r.startswith("stale") and "no longer exists" in r for r in reasons)
+    assert "class TokenStore" not in result.context
+    import loom_nb.index.walk as walk
+
+    def refuse(path, max_bytes=None):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(walk, "read_text", refuse)
+    result = loom.query("refresh tokens rotate", budget=2000, mode="fused")
+    assert result.loaded == [] and any("cannot be read" in r.reason for r in result.table)
