@@ -98,6 +98,11 @@ class Classification:
     segments: tuple[Segment, ...]
     reasons: tuple[str, ...]
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .views import mimebundle
+
+        return mimebundle(self)
+
     def __str__(self) -> str:
         why = next((r for r in self.reasons if "split" in r.lower()), "")
         out = [f"Classification: {self.kind} (complexity {self.complexity:.2f}, "

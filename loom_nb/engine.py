@@ -63,6 +63,11 @@ class AddResult:
     def __repr__(self) -> str:
         return f"AddResult(ids={self.ids}, kind={self.classification.kind!r})"
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .views import mimebundle
+
+        return mimebundle(self)
+
 
 @dataclass
 class QueryResult:
@@ -429,6 +434,13 @@ class Loom:
     # -- reading -------------------------------------------------------------------------
     def node(self, node_id: str):
         return self.graph.node(node_id)
+
+    def view(self, node_id: str):
+        """A node as a notebook shows it (text preview, concepts with link similarity,
+        provenance, staleness); prints the same facts in a terminal."""
+        from .views import NodeView
+
+        return NodeView(self, node_id)
 
     def text(self, node_id: str) -> str:
         return self.graph.text(node_id)

@@ -161,3 +161,20 @@ def test_sample_session_large_log_has_a_summary(sample):
     assert "gateway" in sample.text(log_id)
     assert sample.node(log_id).tokens > sample.graph.config.large_node_tokens
     assert sample.graph.summary_of(log_id) is not None
+
+
+def test_every_result_object_prints_and_draws_escaped(loom, tmp_path):
+    added = loom.add("<b>bold</b> claims about refresh tokens")
+    for obj in (added, added.classification, loom.view("n1"), loom):
+        bundle = obj._repr_mimebundle_()
+        assert set(bundle) == {"text/plain", "text/html"}
+        assert "<b>bold" not in bundle["text/html"] and "0x" not in bundle["text/plain"]
+    assert "Content n1" in str(loom.view("n1")) and "provenance: user" in str(loom.view("n1"))
+    assert str(loom.view("c1")).startswith("Concept c1")
+    from loom_nb import UnknownNodeError
+
+    with pytest.raises(UnknownNodeError):
+        loom.view("n404")
+    (tmp_path / "a.py").write_text("def f():\n    return 1\n")
+    report = loom.index(tmp_path, progress=False)
+    assert "Indexed" in report._repr_mimebundle_()["text/plain"]

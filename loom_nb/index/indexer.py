@@ -57,6 +57,11 @@ class IndexReport:
     git: bool = False
     skipped_reasons: dict[str, int] = field(default_factory=dict)
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from ..views import mimebundle
+
+        return mimebundle(self)
+
     def __str__(self) -> str:
         parts = [
             f"Indexed {self.root}: {self.files_seen} files ({self.files_indexed} parsed, {self.files_unchanged} unchanged, "

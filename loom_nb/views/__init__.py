@@ -10,9 +10,26 @@ from typing import Any
 
 from . import html, text
 
-__all__ = ["mimebundle"]
+__all__ = ["NodeView", "mimebundle"]
 
 
 def mimebundle(obj: Any) -> dict[str, str]:
     """``text/plain`` and ``text/html`` for a loom-nb object."""
     return {"text/plain": text.render(obj), "text/html": html.render(obj)}
+
+
+class NodeView:
+    """One node as a notebook shows it: its text preview, concepts, provenance, links."""
+
+    def __init__(self, loom, node_id: str):
+        self.loom = loom
+        self.node = loom.graph.node(node_id)  # raises UnknownNodeError for a bad id
+
+    def __str__(self) -> str:
+        return text.node_text(self.loom, self.node.id)
+
+    def __repr__(self) -> str:
+        return f"NodeView({self.node.id!r})"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/plain": str(self), "text/html": f"<pre class='loom-node'>{html.escape(str(self))}</pre>"}

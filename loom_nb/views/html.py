@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from html import escape
+
+__all__ = ["escape", "render", "result_html"]
 from typing import Any
 
 from ..config import SIGNALS
