@@ -110,6 +110,23 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def cmd_eval(args) -> int:
+    from .evaluate import STRATEGIES, evaluate, load_cases
+
+    cases, errors = load_cases(Path(args.cases))
+    for message in errors:
+        print(f"loom-nb: warning: {message}", file=sys.stderr)
+    if not cases:
+        raise LoomError(f"{args.cases}: no valid cases")
+    strategies = tuple(s.strip() for s in args.strategy.split(",") if s.strip()) if args.strategy else STRATEGIES
+    report = evaluate(cases, budget=args.budget, strategies=strategies, embedder=_embedder(args.embedder), cache_dir=args.cache)
+    report.errors = errors
+    print(report)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loom-nb", description="Dynamic context orchestration for local LLMs.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the engine does")
@@ -156,6 +173,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="build/demo-session")
     p.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("eval", help="grade labelled queries: the engine against baselines")
+    p.add_argument("cases", help="a JSON Lines file of labelled queries (see datasets/README.md)")
+    p.add_argument("--budget", type=int, default=8000, help="context tokens per query (default 8000)")
+    p.add_argument("--strategy", help="comma-separated: loom,bm25,bm25-chunks,dense,whole-file (default: all)")
+    p.add_argument("--json", help="write every loaded item and metric to this file")
+    p.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")
+    p.add_argument("--cache", help="keep indexed workspaces in this folder between runs")
+    p.set_defaults(func=cmd_eval)
     return parser
 
 

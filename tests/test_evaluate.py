@@ -1,0 +1,234 @@
+"""The evaluation harness: grading arithmetic by hand, the baselines, the cases file and the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loom_nb.cli import main
+from loom_nb.embed import HashingEmbedder
+from loom_nb.errors import LoomError
+from loom_nb.evaluate import (
+    STRATEGIES,
+    WINDOW_LINES,
+    Case,
+    Gold,
+    Loaded,
+    char_span_lines,
+    evaluate,
+    grade,
+    load_cases,
+)
+from loom_nb.tokens import count_tokens
+
+# -- grading, by hand --------------------------------------------------------------------------
+
+
+def test_grade_files_and_lines_by_hand():
+    items = [Loaded("a.py", 1, 10, 100, 2.0), Loaded("a.py", 31, 40, 90, 1.5), Loaded("b.py", 1, 10, 80, 1.0)]
+    gold = Gold(files=frozenset({"a.py", "c.py"}), ranges={"a.py": ((5, 14),), "c.py": ((1, 5),)})
+    m = grade(items, gold, budget=1000, workspace_tokens=2700, seconds=0.5)
+    assert m.precision == pytest.approx(2 / 3)  # two of three items are in a gold file
+    assert m.recall == 0.5 and m.file_recall == 0.5  # a.py loaded, c.py not
+    assert m.file_precision == 0.5  # files a.py, b.py; one is gold
+    assert m.line_recall == pytest.approx(6 / 15)  # a.py lines 5..10 of 5..14, none of c.py 1..5
+    assert (m.tokens, m.budget_use, m.token_efficiency, m.items, m.seconds) == (270, 0.27, 0.1, 3, 0.5)
+
+
+def test_grade_nodes_by_id_and_by_overlap():
+    gold = Gold(nodes=frozenset({"n1", "n2", "n9"}), node_spans={"n1": ("a.py", 1, 5), "n2": ("b.py", 20, 30)})
+    # a loom-like load: n1 by id, plus an unrelated node
+    m = grade([Loaded("a.py", 1, 5, 10, 1.0, "n1"), Loaded("c.py", 1, 3, 10, 0.5, "n4")], gold, budget=100)
+    assert m.precision == 0.5 and m.recall == pytest.approx(1 / 3)
+    assert m.file_recall == 0.5 and m.line_recall is None and m.token_efficiency is None
+    # a baseline window overlapping n2's lines counts for n2; n9 (chat text) can never be loaded
+    m = grade([Loaded("b.py", 1, 21, 50, 3.0)], gold, budget=100)
+    assert m.precision == 1.0 and m.recall == pytest.approx(1 / 3)
+
+
+def test_grade_nothing_loaded_scores_zero():
+    m = grade([], Gold(files=frozenset({"a.py"}), ranges={"a.py": ((1, 2),)}), budget=100)
+    assert (m.precision, m.recall, m.file_precision, m.line_recall, m.tokens) == (0.0, 0.0, 0.0, 0.0, 0)
+
+
+def test_char_span_lines():
+    text = "l1\nl2\nl3\nl4\n"
+    assert char_span_lines(text, 10, 0, len(text)) == (10, 13)
+    assert char_span_lines(text, 10, 3, 6) == (11, 11)  # "l2\n" ends on its own line
+    assert char_span_lines(text, 1, 6, 8) == (3, 3)
+
+
+# -- a tiny workspace -----------------------------------------------------------------------------
+
+
+def _workspace(root: Path) -> Path:
+    ws = root / "ws"
+    (ws / "pkg").mkdir(parents=True)
+    (ws / "pkg" / "auth.py").write_text(
+        '"""Token refresh for the OAuth client."""\n\n\n'
+        "def refresh_token(session):\n"
+        '    """Exchange the refresh token for a new access token."""\n'
+        "    return session.post('/oauth/refresh')\n\n\n"
+        "def logout(session):\n"
+        "    session.clear()\n"
+    )
+    (ws / "pkg" / "theme.py").write_text("".join(f"P{i} = {i}  # palette colour\n" for i in range(120)))  # 400 tokens per window
+    (ws / "pkg" / "billing.py").write_text(
+        "def invoice_total(lines):\n    return sum(l.amount for l in lines)\n\n\n"
+        "def apply_discount(total, percent):\n    return total * (1 - percent / 100)\n"
+    )
+    (ws / "README.md").write_text("# Demo app\n\n## Authentication\n\nTokens are refreshed by `pkg/auth.py`.\n\n## Billing\n\nInvoices add up line amounts.\n")
+    return ws
+
+
+CASES = [
+    {"id": "refresh", "query": "How is the OAuth refresh token exchanged?", "workspace": "ws",
+     "gold_files": ["pkg/auth.py"], "gold_ranges": {"pkg/auth.py": [[4, 6]]}},
+    {"id": "discount", "query": "How is a discount applied to an invoice total?", "workspace": "ws",
+     "gold_files": ["pkg/billing.py"], "budget": 300},
+    {"id": "palette", "query": "Which colours are in the theme palette?", "workspace": "ws", "gold_files": ["pkg/theme.py"], "budget": 450},
+]
+
+
+@pytest.fixture(scope="module")
+def cases_file(tmp_path_factory):
+    root = tmp_path_factory.mktemp("eval")
+    _workspace(root)
+    lines = [json.dumps(CASES[0]), "{not json", json.dumps(CASES[1]), json.dumps({"id": "x", "query": "q", "workspace": "ws"}),
+             "", json.dumps({**CASES[2], "extra": "ignored"}), json.dumps({**CASES[0], "query": "again"})]
+    path = root / "cases.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def report(cases_file):
+    cases, _ = load_cases(cases_file)
+    return evaluate(cases, budget=500, embedder=HashingEmbedder())
+
+
+def test_load_cases_reports_bad_lines_and_keeps_the_rest(cases_file):
+    cases, errors = load_cases(cases_file)
+    assert [c.id for c in cases] == ["refresh", "discount", "palette"]
+    assert len(errors) == 3
+    assert ":2: not valid JSON" in errors[0]
+    assert ":4: give 'gold_files' or 'gold_nodes'" in errors[1]
+    assert ":7: id 'refresh' is already used" in errors[2]
+    assert cases[0].workspace == (cases_file.parent / "ws").resolve()  # relative to the cases file
+    assert cases[0].gold_ranges == {"pkg/auth.py": ((4, 6),)} and cases[1].budget == 300 and cases[0].line == 1
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"query": "q", "workspace": ".", "gold_files": ["a"]}, "'id'"),
+    ({"id": "a", "query": "q", "workspace": ".", "session": ".", "gold_files": ["a"]}, "exactly one"),
+    ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["a"], "gold_ranges": {"a": [[5, 2]]}}, "1 <= start <= end"),
+    ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["a"], "budget": 0}, "positive integer"),
+    ([1, 2], "JSON object"),
+])
+def test_malformed_cases(tmp_path, bad, message):
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(bad) + "\n")
+    cases, errors = load_cases(path)
+    assert cases == [] and len(errors) == 1 and message in errors[0] and ":1:" in errors[0]
+
+
+def test_every_strategy_runs_and_stays_in_budget(report):
+    assert {r.strategy for r in report.results} == set(STRATEGIES)
+    for r in report.results:
+        assert r.error == "" and r.metrics is not None
+        budget = {"refresh": 500, "discount": 300, "palette": 450}[r.case_id]
+        assert r.metrics.budget == budget
+        assert r.metrics.tokens <= budget, (r.case_id, r.strategy)
+        assert sum(i.tokens for i in r.items) <= budget
+
+
+def test_baselines_load_what_they_say(report, cases_file):
+    ws = cases_file.parent / "ws"
+    # bm25: the top file, whole, with its exact token count
+    items = report.result("refresh", "bm25").items
+    assert items[0].path == "pkg/auth.py" and items[0].start == 1 and items[0].end == 10
+    assert items[0].tokens == count_tokens((ws / "pkg" / "auth.py").read_text())
+    # theme.py (1200 tokens) is too big for 450: bm25 stops, whole-file skips it
+    theme = count_tokens((ws / "pkg" / "theme.py").read_text())
+    assert theme > 450 and report.result("palette", "bm25").items == []
+    assert all(i.path != "pkg/theme.py" for i in report.result("palette", "whole-file").items)
+    # bm25-chunks loads 40-line windows of theme.py instead
+    windows = report.result("palette", "bm25-chunks").items
+    assert windows and all(i.path == "pkg/theme.py" and i.end - i.start + 1 <= WINDOW_LINES for i in windows)
+    assert (windows[0].start - 1) % WINDOW_LINES == 0
+    # the engine finds the refresh function, and its lines
+    assert report.result("refresh", "loom").metrics.line_recall == 1.0
+    assert report.result("refresh", "loom").metrics.seconds > 0
+
+
+def test_table_and_text(report):
+    rows = report.table()
+    assert [r["strategy"] for r in rows] == list(STRATEGIES)
+    loom = rows[0]
+    per_case = [report.result(c, "loom").metrics.precision for c in ("refresh", "discount", "palette")]
+    assert loom["cases"] == 3 and loom["precision"] == pytest.approx(sum(per_case) / 3)
+    assert loom["line_recall"] == report.result("refresh", "loom").metrics.line_recall  # the only case with ranges
+    text = str(report)
+    assert "3 cases, budget 500 tokens" in text and "bm25-chunks" in text and "lineR" in text
+
+
+def test_json_holds_every_loaded_item(report):
+    data = json.loads(json.dumps(report.to_json()))
+    assert data["budget"] == 500 and data["strategies"] == list(STRATEGIES) and len(data["cases"]) == 3
+    refresh = data["cases"][0]
+    assert refresh["gold_ranges"] == {"pkg/auth.py": [[4, 6]]}
+    for name in STRATEGIES:
+        entry = refresh["strategies"][name]
+        assert len(entry["items"]) == entry["metrics"]["items"] == len(report.result("refresh", name).items)
+        for item in entry["items"]:
+            assert set(item) == {"path", "start", "end", "tokens", "score", "node"}
+
+
+def test_gold_nodes_and_session_cases(tmp_path):
+    from loom_nb import Loom
+
+    ws = _workspace(tmp_path)
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(ws, progress=False)
+    note = loom.add("Invoices are emailed on the first day of each month.", type="analysis").nodes[0]
+    loom.save()
+    case = Case("note", "When are invoices emailed?", session=tmp_path / "session", gold_nodes=(note.id,))
+    rep = evaluate([case], budget=400, strategies=("loom", "bm25-chunks"), embedder=HashingEmbedder())
+    assert rep.result("note", "loom").metrics.recall == 1.0  # the chat note is loaded by id
+    assert rep.result("note", "bm25-chunks").metrics.recall == 0.0  # a file baseline can never load it
+    assert rep.result("note", "bm25-chunks").metrics.file_recall is None
+
+
+def test_cache_dir_reuses_the_session(tmp_path):
+    ws = _workspace(tmp_path)
+    case = Case("c", "refresh token", workspace=ws.resolve(), gold_files=("pkg/auth.py",))
+    first = evaluate([case], budget=300, strategies=("loom",), embedder=HashingEmbedder(), cache_dir=tmp_path / "cache")
+    folders = list((tmp_path / "cache").iterdir())
+    assert len(folders) == 1 and (folders[0] / "graph.json").exists()
+    second = evaluate([case], budget=300, strategies=("loom",), embedder=HashingEmbedder(), cache_dir=tmp_path / "cache")
+    assert [i.to_dict() for i in first.results[0].items] == [i.to_dict() for i in second.results[0].items]
+
+
+def test_bad_inputs(tmp_path):
+    with pytest.raises(LoomError, match="unknown strategy 'grep'"):
+        evaluate([], strategies=("grep",))
+    case = Case("gone", "q", workspace=tmp_path / "missing", gold_files=("a.py",))
+    rep = evaluate([case], strategies=("loom", "bm25"), embedder=HashingEmbedder())
+    assert all(r.metrics is None and "not a folder" in r.error for r in rep.results)
+    assert rep.table()[0]["failed"] == 1 and "(1 failed)" in str(rep)
+
+
+def test_cli_eval_end_to_end(cases_file, tmp_path, capsys):
+    out = tmp_path / "out.json"
+    code = main(["eval", str(cases_file), "--budget", "400", "--strategy", "loom,bm25", "--embedder", "hashing", "--json", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "3 cases, budget 400 tokens; 3 case line(s) rejected" in captured.out
+    assert "loom" in captured.out and "bm25" in captured.out and "dense" not in captured.out.split("\n", 2)[2].split("prec/recall")[0]
+    assert captured.err.count("warning") == 3 and ":2: not valid JSON" in captured.err
+    data = json.loads(out.read_text())
+    assert data["strategies"] == ["loom", "bm25"] and data["errors"] and data["cases"][0]["strategies"]["loom"]["items"]
+    code = main(["eval", str(cases_file), "--strategy", "loom,grep", "--embedder", "hashing"])
+    assert code == 2 and "unknown strategy 'grep'" in capsys.readouterr().err
