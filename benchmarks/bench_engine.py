@@ -26,7 +26,6 @@ import cProfile
 import gc
 import io
 import json
-import os
 import pstats
 import random
 import statistics
@@ -48,7 +47,7 @@ from loom_nb.store import GRAPH_FILE, load_graph, save_graph  # noqa: E402
 from loom_nb.tokens import count_tokens  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import kib_to_mb, machine, peak_rss_mb, table  # noqa: E402
+from _report import machine, peak_rss_mb, table  # noqa: E402
 
 
 def ms(seconds: float) -> float:

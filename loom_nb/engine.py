@@ -6,17 +6,16 @@ views, the CLI and the evaluation harness all go through these same methods.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .classify import Classification, classify, split_input
-from .config import SIGNALS, LoomConfig, Weights
+from .config import LoomConfig, Weights
 from .embed import CachedEmbedder, Embedder, default_embedder, embedder_for
 from .errors import EmbeddingMismatchError, LoomError
 from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, clean_text
@@ -36,7 +35,7 @@ from .rank import Ranking, rank
 from .store import GRAPH_FILE, load_cache, load_graph, read_document, save_graph
 from .tokens import ContextWindow, context_window
 
-if False:  # typing only
+if TYPE_CHECKING:
     from .index import IndexReport
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@ import socket
 import numpy as np
 import pytest
 
-from loom_nb import CachedEmbedder, HashingEmbedder, LoomError, ModelNotFoundError, OllamaEmbedder, OllamaUnavailableError
+from loom_nb import CachedEmbedder, HashingEmbedder, ModelNotFoundError, OllamaEmbedder, OllamaUnavailableError
 from loom_nb.embed import normalise
 from ollama_standin import StandIn
 

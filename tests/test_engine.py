@@ -1,7 +1,6 @@
 """The public API end to end: add, query, save, reopen."""
 
 import json
-from pathlib import Path
 
 import pytest
 

@@ -1,8 +1,6 @@
 """The session folder: round trip, atomic saves, and every kind of bad file."""
 
 import json
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest

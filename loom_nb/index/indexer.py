@@ -16,7 +16,7 @@ import posixpath
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
