@@ -70,7 +70,7 @@ def cmd_add(args) -> int:
 
 def cmd_query(args) -> int:
     loom = _open(args)
-    result = loom.query(args.text, budget=args.budget, model=args.model, window=args.window, mode=args.mode)
+    result = loom.query(args.text, budget=args.budget, model=args.model, window=args.window, mode=args.mode, ask_ollama=args.ask_ollama)
     if args.save:
         loom.save()
     if args.json:
@@ -151,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("text")
     p.add_argument("--budget", type=int, help="context tokens (manifest + evidence)")
     p.add_argument("--model", help="model name, to look up its window")
+    p.add_argument("--ask-ollama", action="store_true", help="ask Ollama (OLLAMA_HOST) for the model's num_ctx")
     p.add_argument("--window", type=int, help="model window in tokens")
     p.add_argument("--mode", default="auto", choices=["auto", "bare", "fast", "fused"])
     p.add_argument("--json", action="store_true", help="print the result as JSON")

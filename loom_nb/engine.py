@@ -372,6 +372,7 @@ class Loom:
         weights: Weights | dict[str, float] | None = None,
         callback: bool = False,
         record: bool = False,
+        ask_ollama: bool = False,
     ) -> QueryResult:
         """Rank every content node against ``text`` and pack the best into a prompt.
 
@@ -390,6 +391,9 @@ class Loom:
             Signal weights for this query only.
         record : bool
             Advance the graph clock and mark loaded nodes as accessed (chat turns do).
+        ask_ollama : bool
+            Ask the Ollama server (``OLLAMA_HOST``) for ``model``'s window and the ``num_ctx``
+            it really uses; falls back to the table when it cannot answer.
         """
         if not isinstance(text, str) or not text.strip():
             raise LoomError("the query is empty")
@@ -410,7 +414,7 @@ class Loom:
         else:
             if window is None:
                 if model is not None:
-                    win = context_window(model)
+                    win = context_window(model, ask_ollama=ask_ollama)
                     window = win.num_ctx
                 else:
                     window = config.default_window

@@ -177,3 +177,17 @@ def test_every_result_object_prints_and_draws_escaped(loom, tmp_path):
     (tmp_path / "a.py").write_text("def f():\n    return 1\n")
     report = loom.index(tmp_path, progress=False)
     assert "Indexed" in report._repr_mimebundle_()["text/plain"]
+
+
+def test_budget_from_the_num_ctx_ollama_reports(loom, monkeypatch):
+    from ollama_standin import StandIn
+
+    monkeypatch.delenv("OLLAMA_CONTEXT_LENGTH", raising=False)
+    loom.add("some text about tokens")
+    show = {"model_info": {"llama.context_length": 131072}, "parameters": "num_ctx 16384"}
+    with StandIn(models=["llama3.1"], show=show) as server:
+        monkeypatch.setenv("OLLAMA_HOST", server.host)
+        result = loom.query("tokens?", model="llama3.1:8b", ask_ollama=True)
+        assert (result.window.source, result.window.num_ctx, result.budget.window) == ("ollama", 16384, 16384)
+    result = loom.query("tokens?", model="llama3.1:8b", ask_ollama=True)  # the server is gone
+    assert result.window.source == "table" and result.budget.window == 4096
