@@ -141,6 +141,18 @@ class QueryResult:
             "seconds": self.seconds,
         }
 
+    def contributions_figure(self, top: int = 20):
+        """plotly stacked bars of each signal's contribution for the top nodes."""
+        from .views.figures import contributions_figure
+
+        return contributions_figure(self, top)
+
+    def budget_figure(self):
+        """plotly waterfall of the budget: window, zones, context used and unused."""
+        from .views.figures import budget_figure
+
+        return budget_figure(self)
+
     def to_frame(self):
         """The table as a pandas DataFrame (needs pandas)."""
         try:
@@ -345,6 +357,13 @@ class Loom:
         from .index import index_workspace
 
         return index_workspace(self, root, **options)
+
+    def tune(self, query: str, **options):
+        """Sliders for the weights, the relevance floor, the concept threshold, the mode
+        and the budget over one query (ipywidgets); the table redraws as they move."""
+        from .views.widgets import weight_sliders
+
+        return weight_sliders(self, query, **options)
 
     def skeleton(self, path: str) -> str:
         """A signature-only view of an indexed file: the cheap alternative to its body."""

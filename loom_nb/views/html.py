@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from html import escape
 
-__all__ = ["escape", "render", "result_html"]
+__all__ = ["COLOURS", "escape", "render", "result_html"]
 from typing import Any
 
 from ..config import SIGNALS
 
-_COLOURS = dict(zip(SIGNALS, ("#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2",
+COLOURS = dict(zip(SIGNALS, ("#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2",
                                "#eeca3b", "#ff9da6", "#9d755d", "#bab0ac")))
 
 
 def _bar(contributions: dict[str, float]) -> str:
     parts = "".join(
         f'<span title="{escape(name)} {value:.3f}" style="display:inline-block;height:10px;'
-        f'width:{max(value, 0) * 200:.1f}px;background:{_COLOURS[name]}"></span>'
+        f'width:{max(value, 0) * 200:.1f}px;background:{COLOURS[name]}"></span>'
         for name, value in contributions.items()
     )
     return f'<span style="white-space:nowrap">{parts}</span>'
@@ -29,7 +29,7 @@ def result_html(result) -> str:
         f"<td>{escape(r.decision)}</td><td>{escape(r.reason)}</td></tr>"
         for r in result.rows(50)
     )
-    legend = " ".join(f'<span style="color:{c}">&#9632; {escape(n)}</span>' for n, c in _COLOURS.items())
+    legend = " ".join(f'<span style="color:{c}">&#9632; {escape(n)}</span>' for n, c in COLOURS.items())
     split = "".join(f"<li>{escape(k)}: {v:,}</li>" for k, v in result.budget_split().items())
     return (
         f"<div class='loom-result'><b>Query:</b> {escape(result.query)}<br>"

@@ -1,0 +1,131 @@
+"""plotly figures of a query's decisions: what each signal contributed, where the budget
+went, how scores spread, and where nodes sit in embedding space.
+
+Each function returns a ``plotly.graph_objects.Figure``; in a notebook it draws itself, and
+``fig.to_html(include_plotlyjs=True)`` makes a page that needs no network.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import SIGNALS
+from .html import COLOURS
+
+DECISION_COLOURS = {
+    "loaded": "#2ca02c",
+    "summary": "#17becf",
+    "chunk": "#bcbd22",
+    "manifest_only": "#ff7f0e",
+    "excluded": "#c7c7c7",
+}
+
+
+def _go():
+    try:
+        import plotly.graph_objects as go
+    except ImportError as exc:  # pragma: no cover - plotly is a dependency
+        from ..errors import LoomError
+
+        raise LoomError("figures need plotly: pip install plotly") from exc
+    return go
+
+
+def _short(text: str, width: int = 48) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def contributions_figure(result, top: int = 20):
+    """Stacked bars: each signal's contribution to the score of the ``top`` nodes.
+
+    The bars add up to the score, so the chart explains the ranking exactly; the label
+    says what was decided for the node.
+    """
+    go = _go()
+    rows = result.rows(top)[::-1]  # plotly draws horizontal bars bottom-up
+    labels = [f"{r.node_id} · {_short(r.title, 40)} [{r.decision}]" for r in rows]
+    fig = go.Figure()
+    for name in SIGNALS:
+        values = [r.contributions[name] for r in rows]
+        if any(values):
+            fig.add_bar(y=labels, x=values, name=name, orientation="h", marker_color=COLOURS[name],
+                        hovertemplate=f"{name}: %{{x:.3f}}<extra></extra>")
+    fig.update_layout(barmode="stack", title=f"Signal contributions — {_short(result.query, 60)}",
+                      xaxis_title="score", height=max(300, 26 * len(rows) + 120), legend_title="signal")
+    return fig
+
+
+def budget_figure(result):
+    """A waterfall from the window to what is left: system prompt, query, output reserve,
+    context used, context unused."""
+    go = _go()
+    split = result.budget_split()
+    names = list(split)
+    values = [split[n] for n in names]
+    if result.budget.window:
+        x = ["window"] + names
+        y = [result.budget.window] + [-v for v in values]
+        measure = ["absolute"] + ["relative"] * len(values)
+    else:
+        x, y, measure = ["context budget"] + names, [result.budget.context] + [-v for v in values], ["absolute"] + ["relative"] * len(values)
+    fig = go.Figure(go.Waterfall(x=x, y=y, measure=measure, textposition="outside",
+                                 text=[f"{abs(v):,}" for v in y], connector={"line": {"color": "#999"}}))
+    fig.update_layout(title=f"Token budget ({result.mode.name.upper()} mode)", yaxis_title="tokens", showlegend=False)
+    return fig
+
+
+def score_histogram(result, bins: int = 30):
+    """How scores spread, one colour per decision."""
+    go = _go()
+    rows = result.table
+    fig = go.Figure()
+    for decision, colour in DECISION_COLOURS.items():
+        scores = [r.score for r in rows if r.decision == decision]
+        if scores:
+            fig.add_histogram(x=scores, name=decision, marker_color=colour, nbinsx=bins)
+    fig.update_layout(barmode="stack", title="Score distribution", xaxis_title="score", yaxis_title="nodes")
+    return fig
+
+
+def embedding_map(loom, result=None, max_points: int = 5000, seed: int = 7):
+    """Concepts and content in 2-D (the first two principal components of their vectors).
+
+    Content is coloured by the query's decision when a result is given, else by type.
+    """
+    go = _go()
+    graph = loom.graph
+    content = graph.content_vectors.matrix
+    concepts = graph.concept_vectors.matrix
+    if len(content) + len(concepts) == 0:
+        return go.Figure().update_layout(title="Embedding map (empty graph)")
+    rng = np.random.default_rng(seed)
+    c_rows = np.arange(len(content))
+    if len(c_rows) > max_points:
+        c_rows = np.sort(rng.choice(c_rows, max_points, replace=False))
+    stacked = np.vstack([content[c_rows], concepts]).astype(np.float64)
+    centred = stacked - stacked.mean(axis=0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    xy = centred @ vt[:2].T if vt.shape[0] >= 2 else np.column_stack([centred @ vt[0], np.zeros(len(centred))])
+    ids = [graph.content_vectors.ids[i] for i in c_rows]
+    decisions = {}
+    if result is not None:
+        decisions = {r.node_id: r.decision for r in result.rows(len(result.ranking))} if len(result.ranking) <= max_points else {
+            r.node_id: r.decision for r in result.rows(500)}
+    fig = go.Figure()
+    groups: dict[str, list[int]] = {}
+    for k, node_id in enumerate(ids):
+        key = decisions.get(node_id, "excluded") if result is not None else graph.node(node_id).type
+        groups.setdefault(key, []).append(k)
+    for key, members in groups.items():
+        fig.add_scatter(x=xy[members, 0], y=xy[members, 1], mode="markers", name=key,
+                        marker={"size": 7, "color": DECISION_COLOURS.get(key)},
+                        text=[f"{ids[k]}: {_short(graph.node(ids[k]).title)}" for k in members],
+                        hovertemplate="%{text}<extra></extra>")
+    offset = len(ids)
+    fig.add_scatter(x=xy[offset:, 0], y=xy[offset:, 1], mode="markers", name="concept",
+                    marker={"size": 11, "symbol": "diamond", "color": "#7f7f7f"},
+                    text=[f"{c.id}: {_short(c.name)}" for c in graph.concept_nodes()],
+                    hovertemplate="%{text}<extra></extra>")
+    fig.update_layout(title="Concepts and content in embedding space (PCA)", xaxis_title="PC 1", yaxis_title="PC 2")
+    return fig

@@ -1,0 +1,126 @@
+"""Sliders for the signal weights, the relevance floor and the concept threshold.
+
+Moving a slider re-ranks and repacks the query with the same engine calls the CLI makes
+(:meth:`Loom.query` with ``weights=``) and redraws the decision table; nothing in the
+session changes until you copy the weights into its config.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..config import SIGNALS
+
+
+def _widgets():
+    try:
+        import ipywidgets as widgets
+    except ImportError as exc:  # pragma: no cover - ipywidgets is a dependency
+        from ..errors import LoomError
+
+        raise LoomError("the sliders need ipywidgets: pip install ipywidgets") from exc
+    return widgets
+
+
+def threshold_preview(loom, threshold: float) -> str:
+    """What the concept threshold would change if the graph were linked again at it.
+
+    Concepts closer than the threshold would merge (content landing in one would reach the
+    other); content linked below it would lose that link and, with no link left, found a
+    concept of its own. Counted from the stored vectors and edge similarities, no re-linking.
+    """
+    graph = loom.graph
+    vectors = graph.concept_vectors.matrix
+    current = graph.config.concept_threshold
+    lines = [f"threshold {threshold:.2f} (current {current:.2f})"]
+    if len(vectors) > 1:
+        sims = vectors @ vectors.T
+        iu = np.triu_indices(len(vectors), 1)
+        pair_sims = sims[iu]
+        merging = np.flatnonzero(pair_sims >= threshold)
+        lines.append(f"{merging.size} concept pair(s) at or above it would share content (merge)")
+        ids = graph.concept_vectors.ids
+        for k in merging[np.argsort(-pair_sims[merging])][:5]:
+            a, b = ids[iu[0][k]], ids[iu[1][k]]
+            lines.append(f"  {a} {graph.node(a).name!r} ~ {b} {graph.node(b).name!r}: {pair_sims[k]:.3f}")
+    weights = np.asarray(graph._link_weight, dtype=float)
+    if weights.size:
+        lines.append(f"{int((weights < threshold).sum())} of {weights.size} content links are below it (would split off)")
+    return "\n".join(lines)
+
+
+class WeightTuner:
+    """A panel of sliders over one query: weights, relevance floor, concept threshold,
+    mode and budget. ``panel`` is the ipywidgets box to display; ``result`` the latest
+    QueryResult; ``weights()`` the weights the sliders show."""
+
+    def __init__(self, loom, query: str, *, budget: int | None = None, window: int | None = None, mode: str = "fused"):
+        widgets = _widgets()
+        self.loom = loom
+        self.query_text = query
+        self.window = window
+        config = loom.graph.config
+        style = {"description_width": "110px"}
+        self.sliders = {
+            name: widgets.FloatSlider(value=getattr(config.weights, name), min=0.0, max=1.0, step=0.05,
+                                      description=name, continuous_update=False, style=style)
+            for name in SIGNALS
+        }
+        self.floor = widgets.FloatSlider(value=config.relevance_floor, min=0.0, max=0.8, step=0.02,
+                                         description="relevance floor", continuous_update=False, style=style)
+        self.threshold = widgets.FloatSlider(value=config.concept_threshold, min=0.3, max=1.0, step=0.01,
+                                             description="concept threshold", continuous_update=False, style=style)
+        self.mode = widgets.Dropdown(options=["auto", "bare", "fast", "fused"], value=mode, description="mode", style=style)
+        self.budget = widgets.IntSlider(value=budget or 4000, min=200, max=32000, step=200, description="budget",
+                                        continuous_update=False, style=style)
+        self.table = widgets.HTML()
+        self.preview = widgets.HTML()
+        for control in (*self.sliders.values(), self.floor, self.mode, self.budget):
+            control.observe(self._rerank, names="value")
+        self.threshold.observe(self._preview, names="value")
+        self.panel = widgets.VBox([
+            widgets.HTML(f"<b>Query:</b> {__import__('html').escape(query)}"),
+            widgets.HBox([widgets.VBox(list(self.sliders.values())), widgets.VBox([self.floor, self.threshold, self.mode, self.budget])]),
+            self.preview,
+            self.table,
+        ])
+        self.result = None
+        self._rerank()
+        self._preview()
+
+    def weights(self):
+        return replace(self.loom.graph.config.weights, **{n: s.value for n, s in self.sliders.items()})
+
+    def _rerank(self, change=None) -> None:
+        from .html import result_html
+
+        weights = self.weights()
+        if sum(weights.as_tuple()) <= 0:
+            self.table.value = "<i>Every weight is zero: raise one.</i>"
+            return
+        graph = self.loom.graph
+        saved = graph.config
+        graph.config = replace(saved, relevance_floor=self.floor.value)
+        try:
+            self.result = self.loom.query(self.query_text, budget=self.budget.value, mode=self.mode.value, weights=weights)
+        finally:
+            graph.config = saved
+        self.table.value = result_html(self.result)
+
+    def _preview(self, change=None) -> None:
+        from html import escape
+
+        self.preview.value = f"<pre>{escape(threshold_preview(self.loom, self.threshold.value))}</pre>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = self.panel._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle["text/plain"] = str(self.result) if self.result is not None else "WeightTuner"
+        return bundle
+
+
+def weight_sliders(loom, query: str, **options) -> WeightTuner:
+    """Sliders for every signal weight, the relevance floor, the concept threshold, the mode
+    and the budget over one query; the table redraws as they move."""
+    return WeightTuner(loom, query, **options)
