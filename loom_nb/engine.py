@@ -358,6 +358,12 @@ class Loom:
 
         return index_workspace(self, root, **options)
 
+    def export_report(self, result: "QueryResult", path: str | Path, **options) -> Path:
+        """One self-contained HTML file (graph, manifest, table, charts) that opens offline."""
+        from .views.report import export_report
+
+        return export_report(self, result, path, **options)
+
     def tune(self, query: str, **options):
         """Sliders for the weights, the relevance floor, the concept threshold, the mode
         and the budget over one query (ipywidgets); the table redraws as they move."""

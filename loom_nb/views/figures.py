@@ -60,7 +60,7 @@ def budget_figure(result):
     """A waterfall from the window to what is left: system prompt, query, output reserve,
     context used, context unused."""
     go = _go()
-    split = result.budget_split()
+    split = {name: tokens for name, tokens in result.budget_split().items() if tokens}  # zero zones say nothing
     names = list(split)
     values = [split[n] for n in names]
     if result.budget.window:

@@ -1,0 +1,60 @@
+"""The exported report: self-contained, offline, escaped — checked in a real browser."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from loom_nb import HashingEmbedder, Loom
+
+HOSTILE = (
+    "<script>document.title='PWNED'</script> refresh tokens rotate "
+    "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
+)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    loom = Loom(embedder=HashingEmbedder())
+    loom.add(HOSTILE)
+    loom.add("The refresh endpoint returns a new refresh token each time.", type="analysis")
+    loom.add("Dark theme colours live in theme.css.")
+    result = loom.query("refresh tokens rotate", budget=600, mode="fused")
+    path = loom.export_report(result, tmp_path_factory.mktemp("r") / "report.html")
+    return path, path.read_text(encoding="utf-8")
+
+
+def test_report_is_self_contained_and_escaped(report):
+    path, html = report
+    assert path.is_file()
+    assert html.count("plotly.js v") == 1  # plotly.js included once for three charts
+    assert html.count("Plotly.newPlot") == 3
+    for tag in ('<script src="http', "<script src='http", '<link rel="stylesheet" href="http'):
+        assert tag not in html
+    assert "<script>document.title='PWNED'</script>" not in html
+    assert "&lt;script&gt;document.title=" in html
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium here (Debian package 'chromium'; .ci/run installs it)")
+def test_report_renders_in_a_browser_and_runs_nothing_it_shows(report):
+    path, _ = report
+    profile = tempfile.mkdtemp()
+    done = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+         f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", path.as_uri()],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "HOME": profile},
+    )
+    shutil.rmtree(profile, ignore_errors=True)
+    dom = done.stdout
+    assert done.returncode == 0 and dom, done.stderr[-2000:]
+    assert "PWNED" not in dom.split("</title>")[0]  # the injected script did not run
+    assert 'data-pwned="1"' not in dom  # nor the onerror handler
+    assert 'class="main-svg"' in dom  # plotly drew its charts: the page is not blank
+    assert "loom-nb report" in dom
