@@ -364,6 +364,12 @@ class Loom:
 
         return export_report(self, result, path, **options)
 
+    def graph_view(self, result: "QueryResult | None" = None, **options):
+        """The graph drawn with pyvis (offline), loaded nodes marked; shows in a notebook."""
+        from .views.graph_view import GraphView
+
+        return GraphView(self, result, **options)
+
     def tune(self, query: str, **options):
         """Sliders for the weights, the relevance floor, the concept threshold, the mode
         and the budget over one query (ipywidgets); the table redraws as they move."""

@@ -54,10 +54,7 @@ def report_html(loom, result, *, graph_nodes: int = 300) -> str:
 def export_report(loom, result, path: str | Path, **options) -> Path:
     """Write the report to ``path`` atomically; returns the path.
 
-    Examples
-    --------
-    >>> # result = loom.query("why does the refresh fail?", window=8192)
-    >>> # loom.export_report(result, "report.html")
+    Usually called as ``loom.export_report(result, "report.html")``.
     """
     path = Path(path)
     atomic_write_text(path, report_html(loom, result, **options))

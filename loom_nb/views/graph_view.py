@@ -1,0 +1,429 @@
+"""The graph as an interactive, self-contained, offline HTML page (pyvis / vis-network).
+
+Concept and content nodes are placed by ``networkx.spring_layout`` (fixed seed, scaled to
+pixels) and drawn with physics off, so the page renders in a few seconds and the same graph
+always looks the same. vis-network is inlined (``cdn_resources="in_line"``) and the CDN tags
+pyvis adds anyway (bootstrap CSS/JS) are removed: the page needs no network.
+
+Everything taken from the graph (titles, names, descriptions, reasons) is HTML-escaped
+before it reaches the page: the page decodes labels and tooltips in the browser with ``DOMParser`` and uses them only as
+plain text (canvas labels, ``textContent`` of the tooltip), and the caption is escaped HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+__all__ = ["GraphView", "graph_html", "save_graph_html", "CONCEPT_COLOUR", "TYPE_COLOURS", "LOADED_BORDER"]
+
+CONCEPT_COLOUR = "#b279a2"
+TYPE_COLOURS = {
+    "input": "#4c78a8",
+    "output": "#f58518",
+    "analysis": "#54a24b",
+    "file_reference": "#72b7b2",
+    "summary": "#eeca3b",
+}
+OTHER_COLOUR = "#9d755d"
+LOADED_BORDER = "#d62728"
+"""Border of nodes whose text (whole, summary or chunks) went into the context."""
+LOADED_BORDER_WIDTH = 5
+MANIFEST_BORDER = "#555555"
+"""Border of nodes named only in the manifest (drawn dashed)."""
+EXCLUDED_COLOUR = "#d9d9d9"
+"""Fill of excluded nodes (drawn faded)."""
+EDGE_COLOURS = {
+    "link": "#9a9a9a",
+    "concept": "#b279a2",
+    "summarizes": "#eeca3b",
+    "imports": "#72b7b2",
+    "references": "#4c9a9a",
+}
+LOADED_DECISIONS = ("loaded", "summary", "chunk")
+
+
+# -- choosing what to draw -------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    """The nodes to draw and what is known about them."""
+
+    concepts: list[str]
+    content: list[str]
+    total_concepts: int
+    total_content: int
+    decisions: dict[str, Any] = field(default_factory=dict)
+    """node id -> NodeDecision, for the drawn content nodes (only with a result)."""
+    scores: dict[str, float] = field(default_factory=dict)
+    loaded: set[str] = field(default_factory=set)
+
+    @property
+    def shown(self) -> int:
+        return len(self.concepts) + len(self.content)
+
+    @property
+    def left_out(self) -> int:
+        return self.total_concepts + self.total_content - self.shown
+
+    def count(self, decision: str) -> int:
+        return sum(1 for d in self.decisions.values() if d.decision == decision)
+
+
+def _plan(loom, result, max_nodes: int) -> _Plan:
+    graph = loom.graph
+    g = graph.nx
+    concept_ids = list(graph.concept_vectors.ids)
+    content_ids = list(graph.content_vectors.ids)
+    max_nodes = max(1, int(max_nodes))
+
+    scores: dict[str, float] = {}
+    loaded: set[str] = set()
+    if result is not None:
+        ranking = result.ranking
+        scores = {nid: float(s) for nid, s in zip(ranking.node_ids, ranking.scores)}
+        loaded = {nid for nid in result.loaded if nid in g}
+
+    def content_priority(nid: str) -> tuple:
+        # loaded first, then by score (with a result) or by size in tokens (without)
+        size = graph.node(nid).tokens
+        return (nid not in loaded, -scores.get(nid, 0.0), -size) if result is not None else (-size,)
+
+    if len(concept_ids) + len(content_ids) <= max_nodes:
+        kept_concepts, kept_content = concept_ids, content_ids
+    else:
+        order = sorted(content_ids, key=content_priority)  # sorted() is stable: ties keep insertion order
+        kept_c: dict[str, None] = {}
+        kept_n: dict[str, None] = {}
+        for nid in order:
+            best = graph.concepts_of(nid)[:1]
+            extra = [c for c, _ in best if c not in kept_c]
+            must = nid in loaded
+            if not must and len(kept_c) + len(kept_n) + 1 + len(extra) > max_nodes:
+                if len(kept_c) + len(kept_n) >= max_nodes:
+                    break
+                continue
+            kept_n[nid] = None
+            for c in extra:
+                if must or len(kept_c) + len(kept_n) < max_nodes:
+                    kept_c[c] = None
+        room = max_nodes - len(kept_c) - len(kept_n)
+        if room > 0:  # fill with the remaining concepts: most relevant, or most connected
+            def concept_priority(cid: str) -> tuple:
+                linked = graph.content_of(cid)
+                best = max((scores.get(n, 0.0) for n, _ in linked), default=0.0)
+                return (-best, -len(linked))
+
+            rest = sorted((c for c in concept_ids if c not in kept_c), key=concept_priority)
+            for c in rest[:room]:
+                kept_c[c] = None
+        kept_concepts = [c for c in concept_ids if c in kept_c]
+        kept_content = [n for n in content_ids if n in kept_n]
+
+    decisions: dict[str, Any] = {}
+    if result is not None and kept_content:
+        wanted = set(kept_content)
+        for row in result.rows(min(len(content_ids), max(len(kept_content), 1))):
+            if row.node_id in wanted:
+                decisions[row.node_id] = row
+        for nid in kept_content:
+            if nid not in decisions:
+                try:
+                    decisions[nid] = result.decision(nid)
+                except Exception:  # a node added after the query has no row
+                    pass
+        loaded |= {nid for nid, d in decisions.items() if d.decision in LOADED_DECISIONS}
+    return _Plan(kept_concepts, kept_content, len(concept_ids), len(content_ids), decisions, scores, loaded)
+
+
+# -- text helpers ------------------------------------------------------------------------------
+
+
+def _label(text: str, limit: int = 32) -> str:
+    """A node label: shortened to one line and HTML-escaped (the page decodes it for the canvas)."""
+    text = " ".join(str(text).split())
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return html.escape(text, quote=True)
+
+
+def _tooltip(lines: list[str]) -> str:
+    """An HTML-escaped tooltip; lines are kept apart by newlines (shown with white-space: pre)."""
+    text = html.escape("\n".join(" ".join(str(line).split()) for line in lines if line), quote=True)
+    # pyvis switches to a different tooltip template when a title contains "href";
+    # the entity reads the same once the browser parses the escaped title
+    return text.replace("href", "hr&#101;f").replace("HREF", "HR&#69;F")
+
+
+def _px(height: str) -> int:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(px)?\s*", str(height))
+    return int(float(m.group(1))) if m else 640
+
+
+# -- the page ----------------------------------------------------------------------------------
+
+_CDN_LINK = re.compile(r"<link\b[^>]*?\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>", re.I | re.S)
+_CDN_SCRIPT = re.compile(r"<script\b[^>]*?\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>\s*</script\s*>", re.I | re.S)
+_DEAD_COMMENT = re.compile(r"<!--(?:(?!-->).)*?node_modules.*?-->", re.S)
+_EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.I)
+
+# Labels and titles arrive HTML-escaped. In the browser each is decoded with DOMParser (which
+# runs no script and loads nothing) and used as plain text only: labels as canvas text,
+# tooltips as the textContent of an element (vis-network would otherwise show the entities).
+_DECODE_SCRIPT = """<script type="text/javascript">
+(function () {
+  if (typeof nodes === "undefined" || !nodes || typeof DOMParser === "undefined") { return; }
+  var parser = new DOMParser();
+  function text(s) { return parser.parseFromString(s, "text/html").documentElement.textContent; }
+  function tip(s) {
+    var d = document.createElement("div");
+    d.style.whiteSpace = "pre";
+    d.textContent = text(s);
+    return d;
+  }
+  function decode(set) {
+    var updates = [];
+    set.forEach(function (item) {
+      var u = {id: item.id}, changed = false;
+      if (typeof item.label === "string") { u.label = text(item.label); changed = true; }
+      if (typeof item.title === "string") { u.title = tip(item.title); changed = true; }
+      if (changed) { updates.push(u); }
+    });
+    set.update(updates);
+  }
+  decode(nodes);
+  if (typeof edges !== "undefined" && edges) { decode(edges); }
+})();
+</script>"""
+
+
+def _caption(plan: _Plan, result) -> str:
+    parts = [
+        f"{len(plan.concepts)} of {plan.total_concepts} concepts",
+        f"{len(plan.content)} of {plan.total_content} content nodes",
+    ]
+    if result is not None:
+        parts.append(f"{len(plan.loaded)} loaded")
+        parts.append(f"{plan.count('manifest_only')} manifest-only")
+        parts.append(f"{plan.count('excluded')} excluded")
+    text = " · ".join(parts)
+    if plan.left_out:
+        text += f" — {plan.left_out} nodes left out (showing the {plan.shown} most "
+        text += "relevant to the query)" if result is not None else "largest)"
+    query = f"<b>Query:</b> {html.escape(result.query)}<br>" if result is not None else ""
+    legend = [f'<span style="color:{CONCEPT_COLOUR}">&#9670; concept</span>']
+    legend += [f'<span style="color:{c}">&#9679; {html.escape(t)}</span>' for t, c in TYPE_COLOURS.items()]
+    if result is not None:
+        legend += [
+            f'<span style="border:3px solid {LOADED_BORDER};padding:0 4px">loaded</span>',
+            f'<span style="border:2px dashed {MANIFEST_BORDER};padding:0 4px">manifest only</span>',
+            f'<span style="background:{EXCLUDED_COLOUR};padding:0 4px;opacity:.6">excluded</span>',
+        ]
+    return (
+        '<div class="loom-graph-caption" style="font-family:sans-serif;font-size:13px;margin:4px 0">'
+        f"{query}{html.escape(text)}<br>{' &nbsp; '.join(legend)}</div>"
+    )
+
+
+def _layout(sub: nx.Graph, seed: int) -> dict[str, tuple[float, float]]:
+    n = sub.number_of_nodes()
+    if n == 0:
+        return {}
+    if n == 1:
+        return {next(iter(sub.nodes)): (0.0, 0.0)}
+    pos = nx.spring_layout(sub, seed=seed, weight="weight", k=1.5 / math.sqrt(n))
+    scale = max(250.0, 45.0 * math.sqrt(n))
+    return {node: (float(x) * scale, float(y) * scale) for node, (x, y) in pos.items()}
+
+
+def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:
+    from pyvis.network import Network
+
+    graph = loom.graph
+    g = graph.nx
+    keep = plan.concepts + plan.content
+    sub = g.subgraph(keep)
+    pos = _layout(sub, seed)
+
+    net = Network(height=height, width="100%", directed=False, notebook=False, cdn_resources="in_line")
+    net.options = {
+        "physics": {"enabled": False},
+        "edges": {"smooth": False, "color": {"inherit": False}},
+        "nodes": {"font": {"size": 12}},
+        "interaction": {"hover": True, "tooltipDelay": 150, "dragNodes": True},
+        "layout": {"improvedLayout": False},
+    }
+
+    for cid in plan.concepts:
+        c = graph.node(cid)
+        x, y = pos[cid]
+        net.add_node(
+            cid, label=_label(c.name), shape="diamond", size=16, x=x, y=y,
+            color={"background": CONCEPT_COLOUR, "border": "#7a4f70"}, borderWidth=1,
+            title=_tooltip([f"concept {cid}", c.name, c.description]),
+        )
+
+    score_max = max((plan.scores.get(n, 0.0) for n in plan.content), default=0.0)
+    token_max = max((graph.node(n).tokens for n in plan.content), default=0)
+    for nid in plan.content:
+        node = graph.node(nid)
+        x, y = pos[nid]
+        fill = TYPE_COLOURS.get(node.type, OTHER_COLOUR)
+        if result is not None:
+            score = plan.scores.get(nid, 0.0)
+            size = 10 + 30 * (score / score_max if score_max > 0 else 0.0)
+        else:
+            size = 10 + 20 * (math.sqrt(node.tokens / token_max) if token_max > 0 else 0.0)
+        options: dict[str, Any] = {"borderWidth": 1}
+        colour = {"background": fill, "border": "#333333"}
+        lines = [f"{node.type} {nid} · {node.tokens} tokens", node.title]
+        row = plan.decisions.get(nid)
+        if row is not None:
+            lines.append(f"{row.decision} · score {row.score:.3f} · rank {row.rank}")
+            lines.append(row.reason)
+        if nid in plan.loaded:
+            colour["border"] = LOADED_BORDER
+            options["borderWidth"] = LOADED_BORDER_WIDTH
+        elif row is not None and row.decision == "manifest_only":
+            colour["border"] = MANIFEST_BORDER
+            options["borderWidth"] = 2
+            options["shapeProperties"] = {"borderDashes": [4, 3]}
+        elif row is not None and row.decision == "excluded":
+            colour = {"background": EXCLUDED_COLOUR, "border": "#aaaaaa"}
+            options["opacity"] = 0.45
+        if node.reference is not None:
+            lines.append(f"{node.reference.file}:{node.reference.lines[0]}-{node.reference.lines[1]}")
+        colour["highlight"] = {"background": fill, "border": colour["border"]}
+        net.add_node(
+            nid, label=_label(f"{nid} {node.title}"), shape="dot", size=round(size, 1), x=x, y=y,
+            color=colour, title=_tooltip(lines), **options,
+        )
+
+    for u, v, d in sub.edges(data=True):
+        kind = d.get("kind", "link")
+        weight = float(d.get("weight", 1.0))
+        a, b = d.get("source", u), d.get("target", v)
+        extra: dict[str, Any] = {}
+        if kind in ("imports", "references"):
+            extra["arrows"] = "to"
+        if kind == "concept":
+            extra["dashes"] = True
+        net.add_edge(
+            a, b, width=round(0.5 + 4.5 * max(0.0, min(weight, 1.0)), 2),
+            color=EDGE_COLOURS.get(kind, "#9a9a9a"), title=_tooltip([f"{kind} {weight:.3f}"]), **extra,
+        )
+
+    page = net.generate_html()
+    page = _CDN_LINK.sub("", page)
+    page = _CDN_SCRIPT.sub("", page)
+    page = _DEAD_COMMENT.sub("", page)
+    page = _EMPTY_HEADING.sub("", page)
+    page = page.replace("<body>", "<body>\n" + _caption(plan, result), 1)
+    page = page.replace("</body>", _DECODE_SCRIPT + "\n</body>", 1)
+    if not page.lstrip().lower().startswith("<!doctype"):
+        page = "<!DOCTYPE html>\n" + page
+    return page
+
+
+# -- public API ----------------------------------------------------------------------------------
+
+
+def graph_html(loom, result=None, *, max_nodes: int = 400, height: str = "640px", seed: int = 7) -> str:
+    """A self-contained, offline HTML page drawing the graph with pyvis (vis-network inlined).
+
+    Parameters
+    ----------
+    loom : Loom
+    result : QueryResult, optional
+        Sizes content nodes by score and marks what was loaded (red thick border),
+        named in the manifest only (dashed grey border) or excluded (faded grey).
+    max_nodes : int
+        Above this, keep the loaded nodes, then the content most relevant to ``result``
+        (by score; without a result the largest by tokens) with its strongest concept,
+        then the most relevant concepts; the caption says how many were left out.
+        Loaded nodes are always kept, even beyond ``max_nodes``.
+    height : str
+        CSS height of the drawing.
+    seed : int
+        Seed of the spring layout (same graph, same seed: same picture).
+    """
+    plan = _plan(loom, result, max_nodes)
+    return _build(loom, result, plan, height=height, seed=seed)
+
+
+def save_graph_html(loom, path, result=None, **kw) -> Path:
+    """Write :func:`graph_html` to ``path`` atomically (temporary file, then ``os.replace``)."""
+    path = Path(path)
+    page = graph_html(loom, result, **kw)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(page)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+class GraphView:
+    """The graph for a notebook: an ``<iframe srcdoc>`` of :func:`graph_html`, no files written.
+
+    >>> GraphView(loom, result)            # doctest: +SKIP
+    """
+
+    def __init__(self, loom, result=None, *, max_nodes: int = 400, height: str = "640px", seed: int = 7):
+        self.loom = loom
+        self.result = result
+        self.max_nodes = max_nodes
+        self.height = height
+        self.seed = seed
+
+    def html(self) -> str:
+        return graph_html(self.loom, self.result, max_nodes=self.max_nodes, height=self.height, seed=self.seed)
+
+    def save(self, path) -> Path:
+        return save_graph_html(self.loom, path, self.result, max_nodes=self.max_nodes, height=self.height, seed=self.seed)
+
+    def _repr_html_(self) -> str:
+        srcdoc = html.escape(self.html(), quote=True)
+        frame_height = _px(self.height) + 90
+        return (
+            f'<iframe srcdoc="{srcdoc}" sandbox="allow-scripts" '
+            f'style="width:100%;height:{frame_height}px;border:none" title="loom-nb graph"></iframe>'
+        )
+
+    def __str__(self) -> str:
+        plan = _plan(self.loom, self.result, self.max_nodes)
+        lines = [
+            f"Graph: {plan.total_concepts} concepts, {plan.total_content} content nodes, "
+            f"{self.loom.graph.counts()['edges']} edges",
+            f"shown: {len(plan.concepts)} concepts, {len(plan.content)} content nodes"
+            + (f" ({plan.left_out} left out, max_nodes={self.max_nodes})" if plan.left_out else ""),
+        ]
+        if self.result is not None:
+            lines.append(f"query: {self.result.query}")
+            lines.append(
+                f"loaded {len(self.result.loaded)} · manifest-only {plan.count('manifest_only')} · "
+                f"excluded {plan.count('excluded')} (of the shown nodes)"
+            )
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        c = self.loom.graph.counts()
+        return f"GraphView({c['concepts']} concepts, {c['content']} content, max_nodes={self.max_nodes})"
