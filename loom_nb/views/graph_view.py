@@ -384,7 +384,7 @@ def save_graph_html(loom, path, result=None, **kw) -> Path:
 class GraphView:
     """The graph for a notebook: an ``<iframe srcdoc>`` of :func:`graph_html`, no files written.
 
-    >>> GraphView(loom, result)            # doctest: +SKIP
+    Usually made with ``loom.graph_view(result)``.
     """
 
     def __init__(self, loom, result=None, *, max_nodes: int = 400, height: str = "640px", seed: int = 7):
