@@ -82,3 +82,23 @@ def test_threshold_preview_counts_merges_and_splits():
     assert "1 concept pair(s) at or above it" in text and "0.866" in text
     assert "0 of 3 content links are below it" in threshold_preview(Holder, 0.5)
     assert "3 of 3 content links are below it" in threshold_preview(Holder, 1.01)
+
+
+def test_budget_curves_draw_one_line_per_strategy_and_metric(tmp_path):
+    from loom_nb.evaluate import evaluate, load_cases
+    from loom_nb.views.figures import budget_curves
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "tokens.py").write_text("def refresh_token(store):\n    '''Rotate the refresh token.'''\n    return store\n")
+    (ws / "theme.md").write_text("# Theme\n\nDark colours live in theme.css.\n")
+    (tmp_path / "cases.jsonl").write_text(
+        '{"id": "a", "query": "how is the refresh token rotated?", "workspace": "ws", "gold_files": ["tokens.py"], "gold_ranges": {"tokens.py": [[1, 3]]}}\n'
+    )
+    cases, errors = load_cases(tmp_path / "cases.jsonl")
+    assert not errors
+    reports = {b: evaluate(cases, budget=b, strategies=("loom", "bm25-chunks"), embedder=HashingEmbedder(), cache_dir=tmp_path / "cache") for b in (200, 400)}
+    fig = budget_curves(reports)
+    assert len(fig.data) == 4  # 2 strategies × 2 metrics
+    loom_line = next(t for t in fig.data if t.name == "loom" and t.xaxis == "x")
+    assert list(loom_line.x) == [200, 400] and all(0 <= v <= 1 for v in loom_line.y)

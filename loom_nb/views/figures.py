@@ -129,3 +129,28 @@ def embedding_map(loom, result=None, max_points: int = 5000, seed: int = 7):
                     hovertemplate="%{text}<extra></extra>")
     fig.update_layout(title="Concepts and content in embedding space (PCA)", xaxis_title="PC 1", yaxis_title="PC 2")
     return fig
+
+
+def budget_curves(reports: dict, metrics: tuple[str, ...] = ("line_recall", "precision")):
+    """Quality against budget, one line per strategy: ``reports`` maps a budget to the
+    :class:`~loom_nb.evaluate.EvalReport` measured at it (a precision/recall curve over budgets)."""
+    from plotly.subplots import make_subplots
+
+    budgets = sorted(reports)
+    strategies = list(reports[budgets[0]].strategies) if budgets else []
+    fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[m.replace("_", " ") for m in metrics])
+    palette = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
+    for s_index, strategy in enumerate(strategies):
+        for m_index, metric in enumerate(metrics):
+            values = []
+            for budget in budgets:
+                row = next((r for r in reports[budget].table() if r["strategy"] == strategy), {})
+                values.append(row.get(metric))
+            fig.add_scatter(x=budgets, y=values, mode="lines+markers", name=strategy, legendgroup=strategy,
+                            showlegend=m_index == 0, line={"color": palette[s_index % len(palette)],
+                                                           "width": 3 if strategy == "loom" else 1.5},
+                            row=1, col=m_index + 1)
+    fig.update_xaxes(title_text="budget (tokens)", type="log")
+    fig.update_yaxes(range=[0, 1.05])
+    fig.update_layout(title="Selection quality against budget", height=420)
+    return fig
