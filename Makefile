@@ -24,9 +24,10 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q --doctest-modules loom_nb tests
 	$(BIN)/python -m pytest -q --nbval-lax --nbval-current-env notebooks
 
-# Re-run the tutorial notebooks and save them executed (after changing the library).
+# Rebuild the tutorial notebooks from tools/make_*.py and save them executed.
 notebooks: $(STAMP)
-	$(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
+	for f in tools/make_*.py; do $(BIN)/python $$f; done
+	$(BIN)/python tools/execute_notebooks.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py

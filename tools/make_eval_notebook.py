@@ -1,7 +1,7 @@
 """Writes notebooks/04_evaluation.ipynb (then run tools/execute_notebooks.py)."""
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from _notebook import write
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 cells = [
     new_markdown_cell(
@@ -59,6 +59,4 @@ cells = [
         "print(sorted(first)[:6])"
     ),
 ]
-nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-nbformat.write(nb, "notebooks/04_evaluation.ipynb")
-print("wrote notebooks/04_evaluation.ipynb")
+write(cells, "notebooks/04_evaluation.ipynb")

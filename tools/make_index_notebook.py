@@ -1,7 +1,7 @@
 """Writes notebooks/02_index_a_codebase.ipynb (then run tools/execute_notebooks.py)."""
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from _notebook import write
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 cells = [
     new_markdown_cell(
@@ -81,6 +81,4 @@ cells = [
     ),
     new_code_cell("loom.save()\nprint(Loom.open(loom.folder))"),
 ]
-nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-nbformat.write(nb, "notebooks/02_index_a_codebase.ipynb")
-print("wrote notebooks/02_index_a_codebase.ipynb")
+write(cells, "notebooks/02_index_a_codebase.ipynb")

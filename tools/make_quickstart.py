@@ -1,7 +1,7 @@
 """Writes notebooks/01_quickstart.ipynb from the cells below (then run execute_notebooks.py)."""
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from _notebook import write
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 cells = [
     new_markdown_cell(
@@ -121,6 +121,4 @@ cells = [
     ),
 ]
 
-nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-nbformat.write(nb, "notebooks/01_quickstart.ipynb")
-print("wrote notebooks/01_quickstart.ipynb")
+write(cells, "notebooks/01_quickstart.ipynb")

@@ -1,7 +1,7 @@
 """Writes notebooks/03_tuning_weights.ipynb (then run tools/execute_notebooks.py)."""
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from _notebook import write
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 cells = [
     new_markdown_cell(
@@ -87,6 +87,4 @@ cells = [
         "assert html.count('plotly.js v') == 1 and '<script src=\"http' not in html"
     ),
 ]
-nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-nbformat.write(nb, "notebooks/03_tuning_weights.ipynb")
-print("wrote notebooks/03_tuning_weights.ipynb")
+write(cells, "notebooks/03_tuning_weights.ipynb")
