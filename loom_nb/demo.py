@@ -6,19 +6,30 @@
    §8.2), answering the seed's three example queries.
 
 Runs on MiniLM in-process; no server is needed. Both sessions are saved.
+
+The folders under ``sample_sessions/`` are also *ready* sessions (``graph.json``,
+``content/``, ``embeddings/`` beside the ``session.json`` and sources they are built from, by
+``tools/make_sample_sessions.py``): :func:`open_sample` opens a copy in a moment, so the
+notebooks need not embed anything before their first query.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
+from .config import LoomConfig
 from .embed import Embedder
 from .engine import Loom
+from .errors import LoomError
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_sessions" / "auth-debugging"
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
+SAMPLE = SAMPLES / "auth-debugging"
+SESSION_ENTRIES = ("graph.json", "content", "embeddings")
+"""What a ready session adds to a sample folder (the rest is its sources)."""
 PACKAGE = Path(__file__).resolve().parent
 SELF_QUERIES = (
     ("How does the ranking engine score content?", "rank.py"),
@@ -27,24 +38,94 @@ SELF_QUERIES = (
 )
 
 
-def build_session(sample: Path, out: Path, embedder: Embedder | None = None) -> Loom:
-    """A fresh session in ``out`` with every source listed in ``sample/session.json``."""
+def build_session(sample: Path, out: Path, embedder: Embedder | None = None, *, verbose: bool = True) -> Loom:
+    """A fresh session in ``out`` from ``sample/session.json``: every listed source added,
+    or, for a ``"workspace"`` sample, that folder copied into ``out`` and indexed. A
+    ``"config"`` object in the spec changes settings (e.g. the concept threshold).
+
+    The workspace root is then stored relative to the session folder (``"workspace"``), so
+    the session still finds its files after the folder is copied or cloned elsewhere.
+    """
+    sample, out = Path(sample), Path(out)
     spec = json.loads((sample / "session.json").read_text(encoding="utf-8"))
     if out.exists():
         shutil.rmtree(out)
-    loom = Loom(out, embedder=embedder)
+    config = LoomConfig().with_(**spec["config"]) if spec.get("config") else None
+    loom = Loom(out, embedder=embedder, config=config)
+    if "workspace" in spec:
+        name = spec["workspace"]
+        shutil.copytree(sample / name, out / name, ignore=shutil.ignore_patterns("__pycache__"))
+        report = loom.index(out / name, progress=False)
+        loom.graph.metadata["workspace"]["root"] = name
+        if verbose:
+            print(report)
+        return loom
     ids_by_file: dict[str, str] = {}
     for item in spec["sources"]:
         if "summary_of" in item:
             target = ids_by_file[item["summary_of"]]
             node = loom.add(item["text"], source=item.get("source", "user"), summary_of=target).nodes[0]
-            print(f"  summary {node.id} of {target}")
+            if verbose:
+                print(f"  summary {node.id} of {target}")
             continue
         text = (sample / item["file"]).read_text(encoding="utf-8")
         result = loom.add(text, type=item.get("type", "input"), source=item.get("source", "user"), reason=item.get("reason", ""))
         ids_by_file[item["file"]] = result.nodes[-1].id
         for node, link in zip(result.nodes, result.links):
-            print(f"  {node.id:<4} {node.type:<9} {node.tokens:>5} tok  {item['file']}: {link}")
+            if verbose:
+                print(f"  {node.id:<4} {node.type:<9} {node.tokens:>5} tok  {item['file']}: {link}")
+    return loom
+
+
+def sample_names() -> list[str]:
+    """The sample folders (each with a ``session.json``)."""
+    return sorted(p.parent.name for p in SAMPLES.glob("*/session.json"))
+
+
+def sample_spec(name: str) -> dict:
+    """A sample's ``session.json``: its description, sources and example queries."""
+    return json.loads((_sample_dir(name) / "session.json").read_text(encoding="utf-8"))
+
+
+def _sample_dir(name: str | Path) -> Path:
+    folder = Path(name) if Path(name).is_absolute() or Path(name).exists() else SAMPLES / str(name)
+    if not (folder / "session.json").is_file():
+        raise LoomError(f"no sample session {name!r}; the samples are: {', '.join(sample_names())}")
+    return folder
+
+
+def open_sample(name: str = "auth-debugging", *, copy: bool = True, embedder: Embedder | None = None) -> Loom:
+    """Open a ready sample session (``sample_sessions/NAME``) without building anything.
+
+    With ``copy`` (the default) the session is copied to a new temporary folder first, so
+    queries that record access, ``add`` and ``save`` change the copy, never the committed
+    sample. With ``copy=False`` the sample is read in place and the Loom has no folder:
+    ``save()`` then needs a folder of its own.
+
+    Examples
+    --------
+    >>> loom = open_sample("auth-debugging")      # doctest: +SKIP
+    >>> loom.query("Why does the refresh fail?", budget=1500)   # doctest: +SKIP
+    """
+    folder = _sample_dir(name)
+    if not (folder / "graph.json").is_file():
+        raise LoomError(f"{folder} holds no ready session: run tools/make_sample_sessions.py")
+    if copy:
+        target = Path(tempfile.mkdtemp(prefix=f"loom-{folder.name}-")) / folder.name
+        spec = json.loads((folder / "session.json").read_text(encoding="utf-8"))
+        target.mkdir()
+        for entry in (*SESSION_ENTRIES, "session.json", spec.get("workspace")):
+            if entry and (folder / entry).is_dir():
+                shutil.copytree(folder / entry, target / entry, ignore=shutil.ignore_patterns("__pycache__"))
+            elif entry and (folder / entry).is_file():
+                shutil.copy2(folder / entry, target / entry)
+        folder = target
+    loom = Loom.open(folder, embedder=embedder, create=False)
+    root = loom.graph.metadata.get("workspace", {}).get("root")
+    if root and not Path(root).is_absolute():  # stored relative to the session folder
+        loom.graph.workspace = folder / root
+    if not copy:
+        loom.folder = None  # read in place: never written back
     return loom
 
 

