@@ -10,6 +10,7 @@ The public API is this flat namespace; the modules behind it are implementation.
 
 from .classify import Classification, Segment, classify, split_input
 from .config import SIGNALS, LoomConfig, Weights
+from .decisions import DecisionGraph
 from .embed import CachedEmbedder, Embedder, HashingEmbedder, MiniLMEmbedder, OllamaEmbedder
 from .engine import AddResult, Loom, QueryResult
 from .errors import (
@@ -24,6 +25,7 @@ from .errors import (
 from .graph import ConceptNode, ContentNode, LinkReport, LoomGraph, OllamaNamer, Provenance, Reference, extractive_name
 from .pack import MODES, Budget, Mode, NodeDecision, choose_mode, compute_budget
 from .rank import Ranking, rank
+from .session import Session, Turn, Zones
 from .tokens import ContextWindow, context_window, count_tokens
 
 __version__ = "0.1.0"
@@ -36,6 +38,7 @@ __all__ = [
     "ConceptNode",
     "ContentNode",
     "ContextWindow",
+    "DecisionGraph",
     "Embedder",
     "EmbeddingMismatchError",
     "HashingEmbedder",
@@ -58,10 +61,13 @@ __all__ = [
     "Reference",
     "SIGNALS",
     "Segment",
+    "Session",
     "SessionFormatError",
     "StaleReferenceError",
+    "Turn",
     "UnknownNodeError",
     "Weights",
+    "Zones",
     "choose_mode",
     "classify",
     "compute_budget",

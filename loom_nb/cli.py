@@ -5,6 +5,8 @@
     loom-nb index SESSION PATH                                index or refresh a workspace folder
     loom-nb show SESSION [NODE_ID]                            the session, or one node
     loom-nb demo [--out FOLDER]                               the sample session, three queries
+    loom-nb eval CASES.jsonl [--budget N] [--strategy ...]    grade labelled queries against baselines
+    loom-nb chat SESSION [--model M] [--host URL]             chat with a local model via Ollama
 """
 
 from __future__ import annotations
@@ -127,6 +129,102 @@ def cmd_eval(args) -> int:
     return 0
 
 
+CHAT_HELP = """Type a message and press Enter; paste several lines between two lines of \"\"\".
+  /manifest     what the engine loaded and left out for the last turn
+  /accounting   estimated against reported tokens, per turn
+  /decide TYPE TITLE        record a decision node (goal, decision, option, action, outcome, observation, revisit)
+  /link FROM EDGE TO [WHY]  record a typed edge (leads_to, chosen, rejected, requires, blocks, enables, supersedes)
+  /decisions    the decision graph
+  /quit         save and leave (so does end of input)"""
+
+
+def _chat_messages(stream):
+    """Messages from a line stream: one per line, or a block between two \"\"\" lines."""
+    block: list[str] | None = None
+    for raw in stream:
+        line = raw.rstrip("\n")
+        if line.strip() == '"""':
+            if block is None:
+                block = []
+                continue
+            yield "\n".join(block)
+            block = None
+            continue
+        if block is not None:
+            block.append(line)
+        elif line.strip():
+            yield line.strip()
+    if block:
+        yield "\n".join(block)
+
+
+def _chat_command(session, line: str) -> bool:
+    """Run a /command; False means leave."""
+    parts = line.split(maxsplit=1)
+    name, rest = parts[0], (parts[1] if len(parts) > 1 else "")
+    last = session.turns[-1] if session.turns else None
+    if name in ("/quit", "/exit"):
+        return False
+    if name == "/manifest":
+        print(last.result.manifest if last is not None and last.result is not None else "no turn yet in this run")
+    elif name == "/accounting":
+        for row in session.accounting():
+            print("  ".join(f"{k} {v}" for k, v in row.items()))
+    elif name == "/decide":
+        kind, _, title = rest.partition(" ")
+        print(f"recorded {session.decisions.add(kind, title)}")
+        session.decisions.save(session.folder)
+    elif name == "/link":
+        bits = rest.split(maxsplit=3)
+        if len(bits) < 3:
+            raise LoomError("usage: /link FROM EDGE TO [WHY]")
+        session.decisions.link(bits[0], bits[2], bits[1], rationale=bits[3] if len(bits) > 3 else "")
+        session.decisions.save(session.folder)
+        print("linked")
+    elif name == "/decisions":
+        print(session.decisions)
+    else:
+        print(CHAT_HELP)
+    return True
+
+
+def cmd_chat(args) -> int:
+    from .session import Session
+
+    session = Session.open(args.session, model=args.model, embedder=_embedder(args.embedder), host=args.host,
+                           window=args.window, max_callbacks=args.max_callbacks,
+                           tools=False if args.no_tools else "auto")
+    try:
+        window = session.connect()  # a missing server or model fails here, before any input
+        interactive = sys.stdin.isatty()
+        print(f"loom-nb chat: {session.model}, {window}; {len(session.turns)} earlier turns. /help for commands.",
+              file=sys.stderr)
+        if interactive:
+            print("> ", end="", flush=True, file=sys.stderr)
+        for message in _chat_messages(sys.stdin):
+            if message.startswith("/"):
+                try:
+                    if not _chat_command(session, message):
+                        break
+                except LoomError as exc:
+                    print(f"loom-nb: {exc}", file=sys.stderr)
+            else:
+                turn = session.send(message, echo=True)
+                print(flush=True)
+                actual = "?" if turn.actual_prompt is None else f"{turn.actual_prompt:,}"
+                print(f"[turn {turn.number}: loaded {', '.join(turn.loaded) or 'nothing'}; "
+                      f"{turn.history_messages} history messages; prompt ~{turn.estimated_prompt:,} estimated, "
+                      f"{actual} reported; {turn.output_tokens:,} output tokens; "
+                      f"{len(turn.callbacks)} callbacks]", file=sys.stderr)
+            if interactive:
+                print("> ", end="", flush=True, file=sys.stderr)
+    finally:
+        if session.turns or session.decisions.nodes:
+            session.save()
+        session.close()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loom-nb", description="Dynamic context orchestration for local LLMs.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the engine does")
@@ -183,6 +281,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")
     p.add_argument("--cache", help="keep indexed workspaces in this folder between runs")
     p.set_defaults(func=cmd_eval)
+
+    p = session_parser("chat", "chat with a local model through Ollama; the engine picks each turn's context")
+    p.add_argument("--model", help="an Ollama chat model (default: the one the stored chat used)")
+    p.add_argument("--host", help="the Ollama server (default: OLLAMA_HOST, then http://127.0.0.1:11434)")
+    p.add_argument("--window", type=int, help="override the window (default: the num_ctx Ollama reports)")
+    p.add_argument("--max-callbacks", type=int, default=2, help="callback retrievals per turn (default 2; 0: off)")
+    p.add_argument("--no-tools", action="store_true", help="ask for callbacks with the [[load: ID]] marker, not a tool")
+    p.set_defaults(func=cmd_chat)
     return parser
 
 

@@ -10,7 +10,7 @@ import logging
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -404,6 +404,8 @@ class Loom:
         callback: bool = False,
         record: bool = False,
         ask_ollama: bool = False,
+        exclude: Iterable[str] = (),
+        exclude_reason: str = "excluded by the caller",
     ) -> QueryResult:
         """Rank every content node against ``text`` and pack the best into a prompt.
 
@@ -425,6 +427,10 @@ class Loom:
         ask_ollama : bool
             Ask the Ollama server (``OLLAMA_HOST``) for ``model``'s window and the ``num_ctx``
             it really uses; falls back to the table when it cannot answer.
+        exclude : iterable of str, optional
+            Node ids never to load, e.g. a chat's current message and the messages already
+            in its history window (loading them again would spend the budget twice). They
+            stay in the table as *excluded* with ``exclude_reason``.
         """
         if not isinstance(text, str) or not text.strip():
             raise LoomError("the query is empty")
@@ -439,6 +445,10 @@ class Loom:
             base = weights
         query_vector = self.embedder.embed([text])[0]
         ranking = rank(self.graph, query_vector, query=text, weights=chosen.weights(base), config=config)
+        excluded_rows = [ranking.row(n) for n in exclude if n in self.graph.content_vectors.index]
+        if excluded_rows:
+            ranking.relevant = ranking.relevant.copy()
+            ranking.relevant[excluded_rows] = False
         win = None
         if budget is not None:
             plan = explicit_budget(int(budget), chosen)
@@ -454,6 +464,8 @@ class Loom:
                 complexity=classification.complexity, config=config, mode=chosen,
             )
         packed = pack(self.graph, ranking, plan, mode=chosen, query_vector=query_vector, callback_available=callback, config=config)
+        for row in excluded_rows:  # the table says why, instead of "below relevance floor"
+            packed._visited[row] = ("excluded", exclude_reason, 0, [])
         messages = assemble_prompt(config.system_prompt, packed.context, text)
         if record:
             self.graph.advance_turn()

@@ -1,0 +1,776 @@
+"""Chat with a local model through Ollama, with loom-nb choosing every turn's context.
+
+One turn of :meth:`Session.send`:
+
+1. The user's text is classified, split when it mixes structures, and added to the graph.
+2. The window (Ollama's real ``num_ctx``, from ``/api/show``) is split into zones, after
+   seeds 001 and 003: system prompt, decision context, workspace summary (a repo map), tool
+   definitions, reserved output, history, and the engine's context (manifest + evidence).
+3. History is windowed newest first (each message costs its tokens plus
+   :data:`MESSAGE_OVERHEAD`); messages that fall out are *summarised* once (by the model
+   when it answers, extractively otherwise) into a summary node the engine can load later,
+   and the newest summaries ride at the head of the history zone.
+4. The engine ranks every node and packs the context zone; the current message and the
+   messages already in the history window are excluded, so nothing is paid for twice.
+   Nodes loaded are marked accessed and the graph clock advances: staleness decays per turn.
+5. ``ollama.chat`` streams the answer. The model may ask for a node the manifest listed as
+   available but not loaded (*callback retrieval*, seed 000 §11): a ``load_context`` tool
+   call when the model has the ``tools`` capability, a ``[[load: ID]]`` marker otherwise;
+   at most ``max_callbacks`` per turn.
+6. The *post-processing indexer* adds the answer to the graph (as ``analysis`` or
+   ``output`` nodes) on a background thread while the user reads, then saves the session;
+   the next turn waits for it only if it has not finished.
+
+Every call's estimated prompt tokens are kept next to what Ollama reports
+(``prompt_eval_count``, ``eval_count``): :meth:`Session.accounting`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import re
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .classify import classify
+from .decisions import DecisionGraph
+from .engine import Loom, QueryResult
+from .errors import LoomError, SessionFormatError
+from .pack import MESSAGE_OVERHEAD, output_reservation
+from .store import atomic_write_text
+from .tokens import ContextWindow, count_tokens, parse_show
+
+log = logging.getLogger(__name__)
+
+CHAT_FILE = "chat.json"
+CHAT_SCHEMA = "loom-nb.chat/1"
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a careful assistant in a local chat. Each question comes with a context manifest "
+    "and evidence blocks chosen for it; answer from them, cite node ids like [n12], and say "
+    "plainly when the evidence is not enough."
+)
+
+LOAD_CONTEXT_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "load_context",
+        "description": (
+            "Load one context node listed under 'Available on request' by its id, when the "
+            "evidence given is not enough to answer."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"node_id": {"type": "string", "description": "the node id, e.g. n12"}},
+            "required": ["node_id"],
+        },
+    },
+}
+
+MARKER_INSTRUCTIONS = (
+    "If you need a node listed under 'Available on request', reply with only the line "
+    "[[load: ID]] (for example [[load: n12]]) and it will be given to you."
+)
+MARKER = re.compile(r"\[\[load:\s*([A-Za-z0-9_.:-]+)\s*\]\]")
+
+
+@dataclass(frozen=True)
+class Zones:
+    """How a turn's window is split beyond the system prompt, the query and the output.
+
+    Seed 001's fixed zones (1k decisions, 2k repo map, 2k tools, 4k output) assume a 200k
+    window; a local model runs at 2k–32k, so each zone here is a share of the window with
+    the seed's size as its ceiling. Whatever a zone does not use goes to the context.
+    """
+
+    decision_share: float = 0.06
+    decision_max: int = 1024
+    workspace_share: float = 0.08
+    workspace_max: int = 2048
+    history_share: float = 0.35
+    """Share of what is left (after the fixed zones) that history may take; the rest, and
+    whatever history leaves unused, is the engine's context."""
+    available_max: int = 200
+    """Tokens for the 'Available on request' list when callbacks are on."""
+    available_items: int = 8
+    callback_share: float = 0.5
+    """Share of the output reservation that callback text may use. A round that asks for a
+    node writes almost nothing, so half the answer's room can carry what it asked for."""
+
+    def __post_init__(self) -> None:
+        for name in ("decision_share", "workspace_share", "history_share", "callback_share"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ValueError(f"{name} must be in [0, 1)")
+
+
+@dataclass
+class Message:
+    """One chat message as stored: who said it, in which turn, and its graph nodes."""
+
+    role: str
+    content: str
+    turn: int
+    tokens: int
+    node_ids: list[str] = field(default_factory=list)
+
+    def cost(self) -> int:
+        return self.tokens + MESSAGE_OVERHEAD
+
+
+@dataclass
+class ChatCall:
+    """One request to Ollama within a turn (a turn has more than one after a callback)."""
+
+    estimated_prompt: int
+    prompt_eval_count: int | None
+    eval_count: int | None
+    seconds: float
+    requested: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Turn:
+    """What one turn did: its zones, what was loaded, the calls, the answer."""
+
+    number: int
+    query: str
+    window: int
+    zones: dict[str, int]
+    """Tokens planned per zone (they add up to the window)."""
+    answer: str = ""
+    loaded: list[str] = field(default_factory=list)
+    input_nodes: list[str] = field(default_factory=list)
+    answer_nodes: list[str] = field(default_factory=list)
+    history_messages: int = 0
+    summary_node: str | None = None
+    callbacks: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[ChatCall] = field(default_factory=list)
+    seconds: float = 0.0
+    result: QueryResult | None = field(default=None, repr=False, compare=False)
+    """The engine's result for this turn (in memory only; the table behind the manifest)."""
+    messages: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
+    """Exactly what was sent in the first call (in memory only)."""
+
+    @property
+    def estimated_prompt(self) -> int:
+        return self.calls[0].estimated_prompt if self.calls else 0
+
+    @property
+    def actual_prompt(self) -> int | None:
+        return self.calls[0].prompt_eval_count if self.calls else None
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(c.eval_count or 0 for c in self.calls)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("result")
+        data.pop("messages")
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Turn":
+        calls = [ChatCall(**c) for c in data.pop("calls", [])]
+        return cls(**data, calls=calls)
+
+    def __str__(self) -> str:
+        actual = "?" if self.actual_prompt is None else f"{self.actual_prompt:,}"
+        lines = [
+            f"Turn {self.number}: {len(self.loaded)} nodes loaded, {self.history_messages} history messages, "
+            f"{len(self.callbacks)} callbacks; prompt ~{self.estimated_prompt:,} tokens estimated, {actual} "
+            f"reported; {self.output_tokens:,} output tokens; window {self.window:,}",
+            "  zones: " + ", ".join(f"{k} {v:,}" for k, v in self.zones.items()),
+        ]
+        if self.loaded:
+            lines.append("  loaded: " + ", ".join(self.loaded))
+        for cb in self.callbacks:
+            lines.append(f"  callback ({cb['via']}): {cb['node_id']} {cb['status']}")
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        body = html.escape(str(self)).replace("\n", "<br>")
+        answer = html.escape(self.answer)
+        return {
+            "text/plain": str(self),
+            "text/html": f"<div class='loom-turn'><code>{body}</code><details><summary>answer</summary>"
+                         f"<pre style='white-space:pre-wrap'>{answer}</pre></details></div>",
+        }
+
+
+class Session:
+    """A chat with a local Ollama model whose context loom-nb chooses, turn by turn.
+
+    Parameters
+    ----------
+    loom : Loom
+        The graph and its folder (the chat is saved next to ``graph.json``).
+    model : str
+        An Ollama chat model, e.g. ``llama3.2``.
+    client : ollama.Client, optional
+        Defaults to one for ``host`` (or ``OLLAMA_HOST``).
+    window : int, optional
+        Override the window; by default the ``num_ctx`` Ollama reports for the model.
+    max_callbacks : int
+        Callback retrievals allowed per turn (seed 000 §11 suggests 2); 0 turns them off.
+    tools : "auto" | bool
+        Offer the ``load_context`` tool ("auto": when the model has the ``tools`` capability);
+        otherwise callbacks use the ``[[load: ID]]`` marker.
+    summarize : "model" | "extractive"
+        How turns that fall out of the history are summarised; "model" falls back to
+        extractive whenever the model cannot answer.
+    background : bool
+        Index answers on a background thread (the default); ``False`` does it inline.
+    """
+
+    def __init__(
+        self,
+        loom: Loom,
+        *,
+        model: str,
+        client: Any = None,
+        host: str | None = None,
+        window: int | None = None,
+        zones: Zones | None = None,
+        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        max_callbacks: int = 2,
+        tools: str | bool = "auto",
+        summarize: str = "model",
+        background: bool = True,
+    ):
+        if not model:
+            raise LoomError("a chat session needs a model name, e.g. model='llama3.2'")
+        if summarize not in ("model", "extractive"):
+            raise LoomError(f"summarize must be 'model' or 'extractive', got {summarize!r}")
+        self.loom = loom
+        self.model = model
+        self.host = host
+        self._client = client
+        self.window_override = window
+        self.zones = zones or Zones()
+        self.system_prompt = system_prompt
+        self.max_callbacks = int(max_callbacks)
+        self.tools_setting = tools
+        self.summarize = summarize
+        self.decisions = DecisionGraph()
+        self.messages: list[Message] = []
+        self.turns: list[Turn] = []
+        self.summaries: list[dict[str, Any]] = []
+        """Each: ``{"first_turn", "last_turn", "messages": [i, j), "node_id", "text", "by"}``."""
+        self._summarised = 0
+        self._window: ContextWindow | None = None
+        self._tools: bool | None = None
+        self._pending: Future | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loom-indexer") if background else None
+        self._workspace_cache: tuple[int, int, str] | None = None
+        self.last_error: BaseException | None = None
+        """The post-processing indexer's last failure, if any (the chat goes on without it)."""
+
+    # -- opening and saving ------------------------------------------------------------------
+    @classmethod
+    def open(cls, folder: str | Path, *, model: str | None = None, embedder=None, **options) -> "Session":
+        """Open (or start) the chat stored in ``folder``; it resumes where it stopped.
+
+        ``model`` defaults to the one the stored chat used.
+        """
+        folder = Path(folder)
+        loom = Loom.open(folder, embedder=embedder)
+        state = _read_chat(folder)
+        model = model or (state or {}).get("model")
+        if not model:
+            raise LoomError(f"{folder}: no chat stored here yet; give a model, e.g. model='llama3.2'")
+        session = cls(loom, model=model, **options)
+        session.decisions = DecisionGraph.load(folder)
+        if state:
+            session.messages = [Message(**m) for m in state["messages"]]
+            session.turns = [Turn.from_dict(t) for t in state["turns"]]
+            session.summaries = state["summaries"]
+            session._summarised = int(state["summarised"])
+        return session
+
+    @property
+    def folder(self) -> Path | None:
+        return self.loom.folder
+
+    def save(self) -> Path:
+        """Write graph, chat and decisions atomically (waits for the indexer first)."""
+        self.wait()
+        return self._save()
+
+    def _save(self) -> Path:
+        if self.folder is None:
+            raise LoomError("this session has no folder: open it with Session.open(folder, ...)")
+        self.loom.save()
+        self.decisions.save(self.folder)
+        state = {
+            "schema": CHAT_SCHEMA, "model": self.model, "messages": [asdict(m) for m in self.messages],
+            "turns": [t.to_dict() for t in self.turns], "summaries": self.summaries, "summarised": self._summarised,
+        }
+        path = self.folder / CHAT_FILE
+        atomic_write_text(path, json.dumps(state, indent=1, ensure_ascii=False))
+        return path
+
+    def wait(self) -> None:
+        """Wait for the post-processing indexer (if a turn's answer is still being indexed)."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            try:
+                pending.result()
+            except Exception as exc:  # the answer is in the history even if indexing failed
+                self.last_error = exc
+                log.warning("indexing the last answer failed: %s", exc)
+
+    def close(self) -> None:
+        self.wait()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+
+    # -- the server --------------------------------------------------------------------------
+    @property
+    def client(self):
+        if self._client is None:
+            from .embed import ollama_client
+
+            self._client = ollama_client(self.host)
+        return self._client
+
+    def connect(self) -> ContextWindow:
+        """Ask Ollama for the model's window and capabilities (once per session).
+
+        Raises :class:`~loom_nb.errors.OllamaUnavailableError` (no server: start it with
+        ``ollama serve``) or :class:`~loom_nb.errors.ModelNotFoundError` (``ollama pull``).
+        """
+        if self._window is None:
+            from .embed import explain_ollama_error
+
+            try:
+                show = self.client.show(self.model)
+            except Exception as exc:
+                raise explain_ollama_error(exc, self.model, self.host) from exc
+            window = parse_show(self.model, show)
+            if self.window_override:
+                window = ContextWindow(self.model, int(self.window_override), window.max_context, "given")
+            data = show.model_dump() if hasattr(show, "model_dump") else dict(show)
+            capabilities = data.get("capabilities") or []
+            self._tools = ("tools" in capabilities) if self.tools_setting == "auto" else bool(self.tools_setting)
+            self._window = window
+        return self._window
+
+    @property
+    def uses_tools(self) -> bool:
+        """Whether callbacks go through the ``load_context`` tool (else the marker)."""
+        self.connect()
+        return bool(self._tools) and self.max_callbacks > 0
+
+    # -- one turn ----------------------------------------------------------------------------
+    def send(self, text: str, *, on_token: Callable[[str], None] | None = None, echo: bool = False) -> Turn:
+        """Send one user message; stream the answer (``on_token`` per piece, or ``echo`` it).
+
+        Returns the :class:`Turn`, with the zones, what was loaded and the accounting.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise LoomError("the message is empty")
+        if echo and on_token is None:
+            on_token = lambda piece: print(piece, end="", flush=True)  # noqa: E731
+        self.wait()
+        window = self.connect()  # fails before anything is changed when no server answers
+        started = time.perf_counter()
+        number = len(self.turns) + 1
+        self.decisions.turn = number
+        added = self.loom.add(text, type="input", source="user", meta={"turn": number})
+        input_ids = added.ids
+        try:
+            turn, messages, tools = self._plan(text, number, window.num_ctx, added.classification.complexity, input_ids)
+            self._converse(turn, messages, tools, on_token)
+        except BaseException:
+            self.loom.graph.remove_many(input_ids)  # the failed turn leaves no trace
+            raise
+        turn.seconds = time.perf_counter() - started
+        self.turns.append(turn)
+        self.messages.append(Message("user", text, number, count_tokens(text), input_ids))
+        answer = Message("assistant", turn.answer, number, count_tokens(turn.answer))
+        self.messages.append(answer)
+        if self._executor is not None:
+            self._pending = self._executor.submit(self._index_answer, turn, answer)
+        else:
+            self._index_answer(turn, answer)
+        return turn
+
+    def _plan(self, text: str, number: int, window: int, complexity: float | None,
+              input_ids: list[str]) -> tuple[Turn, list[dict[str, Any]], list | None]:
+        """Split the window into zones and build the messages of the first call."""
+        z = self.zones
+        config = self.loom.graph.config
+        tools = [LOAD_CONTEXT_TOOL] if self.uses_tools else None
+        callbacks_on = self.max_callbacks > 0
+        system_text = self.system_prompt
+        if callbacks_on and not tools:
+            system_text += "\n\n" + MARKER_INSTRUCTIONS
+        decision_text = self.decisions.render(min(int(window * z.decision_share), z.decision_max))
+        workspace_text = self.workspace_summary(min(int(window * z.workspace_share), z.workspace_max))
+        system_full = "\n\n".join(p for p in (system_text, decision_text, workspace_text) if p)
+        zones = {
+            "system prompt": count_tokens(system_text) + MESSAGE_OVERHEAD,
+            "decision context": count_tokens("\n\n" + decision_text) if decision_text else 0,
+            "workspace summary": count_tokens("\n\n" + workspace_text) if workspace_text else 0,
+            "tool definitions": count_tokens(json.dumps(tools)) if tools else 0,
+            "reserved output": int(window * output_reservation(complexity, config)),
+            "query": count_tokens(f"\n\nQuestion: {text}") + MESSAGE_OVERHEAD,
+        }
+        rest = window - sum(zones.values())
+        if rest <= 0:
+            raise LoomError(
+                f"a window of {window:,} tokens holds nothing beyond the fixed zones "
+                f"({sum(zones.values()):,} tokens); use a model with a larger num_ctx"
+            )
+        history, summary_text, summary_ids = self._history(int(rest * z.history_share), window)
+        zones["history"] = sum(m.cost() for m in history) + (
+            count_tokens(summary_text) + MESSAGE_OVERHEAD if summary_text else 0)
+        available_reserve = min(z.available_max, rest // 10) if callbacks_on else 0
+        context_budget = max(rest - zones["history"] - available_reserve, 0)
+        in_history = [n for m in history for n in m.node_ids] + summary_ids
+        result = self.loom.query(
+            text, budget=context_budget, record=True, callback=callbacks_on,
+            exclude=input_ids + in_history, exclude_reason="already in this turn's messages (query or history)",
+        )
+        available = self._available(result, available_reserve) if callbacks_on else ""
+        zones["context"] = count_tokens(result.context) if result.context else 0
+        zones["available on request"] = count_tokens("\n\n" + available) if available else 0
+        zones["unused"] = window - sum(zones.values())
+        parts = [p for p in (result.context, available) if p]
+        user = "\n\n".join(parts) + f"\n\nQuestion: {text}" if parts else text
+        messages = [{"role": "system", "content": system_full}]
+        if summary_text:
+            messages.append({"role": "system", "content": summary_text})
+        messages += [{"role": m.role, "content": m.content} for m in history]
+        messages.append({"role": "user", "content": user})
+        turn = Turn(number, text, window, zones, loaded=list(result.loaded), input_nodes=list(input_ids),
+                    history_messages=len(history), result=result, messages=messages,
+                    summary_node=self.summaries[-1]["node_id"] if summary_ids else None)
+        return turn, messages, tools
+
+    def _history(self, cap: int, window: int) -> tuple[list[Message], str, list[str]]:
+        """Newest-first messages within ``cap``; summarise what falls out; the summary text."""
+        kept: list[Message] = []
+        used = 0
+        for message in reversed(self.messages):
+            if used + message.cost() > cap:
+                break
+            kept.append(message)
+            used += message.cost()
+        kept.reverse()
+        first_kept = len(self.messages) - len(kept)
+        if first_kept > self._summarised:
+            self._summarise(self._summarised, first_kept, window)
+        # the newest summaries that fit in what history left, oldest first in the text
+        texts, ids, left = [], [], cap - used - MESSAGE_OVERHEAD
+        for summary in reversed(self.summaries):
+            cost = count_tokens(summary["text"]) + 2
+            if cost > left:
+                break
+            texts.insert(0, summary["text"])
+            ids.append(summary["node_id"])
+            left -= cost
+        return kept, "\n\n".join(texts), ids
+
+    def _summarise(self, start: int, end: int, window: int) -> None:
+        """Summarise messages[start:end] into a summary node (once; it can be loaded later)."""
+        dropped = self.messages[start:end]
+        first, last = dropped[0].turn, dropped[-1].turn
+        span = f"turn {first}" if first == last else f"turns {first}-{last}"
+        body, by = None, "extractive"
+        if self.summarize == "model":
+            body = self._model_summary(dropped, window)
+            by = "model" if body else "extractive"
+        if not body:
+            body = extractive_summary(dropped)
+        text = f"Summary of {span} (earlier in this chat):\n{body.strip()}"
+        node = self.loom.add(text, type="summary", source=f"model:{self.model}" if by == "model" else "loom-nb",
+                             reason=f"{span} fell out of the history window", split=False,
+                             meta={"turns": [first, last]}).nodes[0]
+        self.summaries.append({"first_turn": first, "last_turn": last, "messages": [start, end],
+                               "node_id": node.id, "text": text, "by": by})
+        self._summarised = end
+
+    def _model_summary(self, dropped: list[Message], window: int) -> str | None:
+        transcript = "\n".join(f"{m.role}: {m.content}" for m in dropped)
+        limit = max(window // 2, 256)
+        if count_tokens(transcript) > limit:  # keep the request inside the window
+            transcript = transcript[: limit * 3]
+        prompt = ("Summarise this earlier part of a conversation in at most 120 words. Keep decisions, "
+                  "file and function names, numbers and open questions.\n\n" + transcript)
+        try:
+            reply = self.client.chat(self.model, [{"role": "user", "content": prompt}], stream=False,
+                                     options={"num_ctx": window})
+            return (reply.message.content or "").strip() or None
+        except Exception as exc:  # degrade: an extractive summary is still a summary
+            log.info("model summary failed (%s); summarising extractively", exc)
+            return None
+
+    def _available(self, result: QueryResult, reserve: int) -> str:
+        """The 'Available on request' list: relevant nodes the budget left out, best first."""
+        lines, used = [], count_tokens("Available on request:\n")
+        for row in result.rows():
+            if len(lines) >= self.zones.available_items:
+                break
+            if row.decision != "manifest_only":
+                continue
+            line = f"- {row.node_id}: {' '.join(row.title.split())[:80]} ({row.tokens} tokens, relevance {row.score:.2f})"
+            cost = count_tokens(line + "\n")
+            if used + cost > reserve:
+                break
+            lines.append(line)
+            used += cost
+        return "Available on request:\n" + "\n".join(lines) if lines else ""
+
+    def _converse(self, turn: Turn, messages: list[dict[str, Any]], tools: list | None,
+                  on_token: Callable[[str], None] | None) -> None:
+        """Call the model; serve up to ``max_callbacks`` callbacks; fill in the turn."""
+        from .embed import explain_ollama_error
+
+        available = {r.node_id for r in turn.result.rows() if r.decision == "manifest_only"} if turn.result else set()
+        callback_cap = int(turn.zones["reserved output"] * self.zones.callback_share)
+        left = self.max_callbacks
+        options = {"num_ctx": turn.window}
+        messages = list(messages)
+        while True:
+            estimated = sum(count_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD for m in messages)
+            estimated += turn.zones["tool definitions"]
+            started = time.perf_counter()
+            content, tool_calls, final = [], [], None
+            stream = None
+            try:
+                stream = self.client.chat(self.model, messages, tools=tools, stream=True, options=options)
+                for part in stream:
+                    piece = part.message.content or ""
+                    if piece:
+                        content.append(piece)
+                        if on_token is not None:
+                            on_token(piece)
+                    if part.message.tool_calls:
+                        tool_calls.extend(part.message.tool_calls)
+                    if part.done:
+                        final = part
+                    elif not tools and left > 0 and MARKER.search("".join(content)):
+                        break  # the model asked for a node: stop here and serve it
+            except LoomError:
+                raise
+            except Exception as exc:
+                raise explain_ollama_error(exc, self.model, self.host) from exc
+            finally:
+                if stream is not None and hasattr(stream, "close"):
+                    stream.close()  # after a marker: drop the connection, stop generating
+            text = "".join(content)
+            requested = [str((c.function.arguments or {}).get("node_id", "")) for c in tool_calls
+                         if c.function.name == "load_context"] if tools else MARKER.findall(text)
+            turn.calls.append(ChatCall(estimated, getattr(final, "prompt_eval_count", None),
+                                       getattr(final, "eval_count", None), time.perf_counter() - started, requested))
+            if not requested:
+                turn.answer = text
+                return
+            if left <= 0:  # over the limit: whatever it said is the answer
+                turn.answer = MARKER.sub("", text).strip() or "(the model asked for more context than the callback limit allows)"
+                turn.callbacks.append({"node_id": ", ".join(requested), "via": "tool" if tools else "marker",
+                                       "status": "refused: callback limit reached", "tokens": 0})
+                return
+            messages.append({"role": "assistant", "content": text,
+                             **({"tool_calls": [c.model_dump() for c in tool_calls]} if tools else {})})
+            served = []
+            for node_id in requested:
+                if left <= 0:
+                    break
+                left -= 1
+                body, status, tokens = self._callback_text(node_id, available, callback_cap)
+                turn.callbacks.append({"node_id": node_id, "via": "tool" if tools else "marker", "status": status, "tokens": tokens})
+                if status.startswith("loaded"):
+                    self.loom.graph.mark_accessed([node_id])
+                if on_token is not None:
+                    on_token(f"\n[loom-nb: {node_id} {status}]\n")
+                if tools:
+                    messages.append({"role": "tool", "content": body, "tool_name": "load_context"})
+                else:
+                    served.append(body)
+            if served:
+                messages.append({"role": "user", "content": "\n\n".join(served) + f"\n\nNow answer: {turn.query}"})
+
+    def _callback_text(self, node_id: str, available: set[str], cap: int) -> tuple[str, str, int]:
+        """The text served for a callback, its status and its tokens (within ``cap``)."""
+        if node_id not in available:
+            return f"[{node_id}] is not in the 'Available on request' list.", "refused: not offered", 0
+        try:
+            node = self.loom.graph.node(node_id)
+            text = self.loom.graph.text(node_id)
+        except LoomError as exc:
+            return f"[{node_id}] could not be loaded: {exc}", f"failed: {exc}", 0
+        status = "loaded"
+        if node.tokens > cap:  # whole lines, from the top, until the cap
+            kept, used = [], 0
+            for line in text.splitlines(keepends=True):
+                cost = count_tokens(line)
+                if used + cost > cap:
+                    break
+                kept.append(line)
+                used += cost
+            text = "".join(kept) + f"\n… (cut at {cap} tokens of {node.tokens})"
+            status = "loaded (cut to fit)"
+        body = f"--- [{node_id}] {node.title} ({node.type}) ---\n{text}\n--- end [{node_id}] ---"
+        return body, status, count_tokens(body)
+
+    def _index_answer(self, turn: Turn, message: Message) -> None:
+        """The post-processing indexer: the answer becomes nodes, then the session is saved."""
+        if message.content.strip():
+            kind = classify(message.content, self.loom.graph.config).kind
+            added = self.loom.add(message.content, type="output" if kind in ("code", "pasted_data", "logs") else "analysis",
+                                  source=f"model:{self.model}", reason=f"answer to turn {turn.number}",
+                                  meta={"turn": turn.number})
+            message.node_ids = added.ids
+            turn.answer_nodes = added.ids
+        if self.folder is not None:
+            self._save()
+
+    # -- the repo map zone -----------------------------------------------------------------------
+    def workspace_summary(self, max_tokens: int) -> str:
+        """A repo map for the workspace zone: files most referenced by others first, with
+        their symbols, within ``max_tokens``. Empty when nothing was indexed.
+
+        In-degree over import and reference edges stands in for aider's PageRank: cheap,
+        and it puts the modules everything leans on at the top.
+        """
+        graph = self.loom.graph
+        key = (graph._version, max_tokens)
+        if self._workspace_cache is not None and self._workspace_cache[:2] == key:
+            return self._workspace_cache[2]
+        arrays = graph.arrays()
+        files: dict[str, list[int]] = {}
+        for row, path in enumerate(arrays.paths):
+            if path:
+                files.setdefault(path, []).append(row)
+        text = ""
+        if files:
+            import numpy as np
+
+            indegree = np.bincount(np.asarray(arrays.structure_b, dtype=np.int64), minlength=len(arrays.paths))
+            ranked = sorted(files, key=lambda p: (-int(indegree[files[p]].sum()), p))
+            lines = [f"Workspace {graph.workspace.name if graph.workspace else ''} ({len(files)} files), most used first:"]
+            used = count_tokens(lines[0])
+            for path in ranked:
+                titles = [graph.node(arrays.content_ids[r]).title for r in files[path][:8]]
+                line = f"- {path}: " + "; ".join(" ".join(t.split())[:60] for t in titles)
+                cost = count_tokens(line) + 1
+                if used + cost > max_tokens:
+                    break
+                lines.append(line)
+                used += cost
+            text = "\n".join(lines) if len(lines) > 1 else ""
+        self._workspace_cache = (*key, text)
+        return text
+
+    # -- accounting --------------------------------------------------------------------------
+    def accounting(self) -> list[dict[str, Any]]:
+        """Per turn: estimated prompt tokens against Ollama's counts, output and zones.
+
+        ``prompt_eval_count`` can be lower than the prompt, or missing, when Ollama reuses
+        its cache for a prompt prefix (ollama/ollama#2068, #3427); ``error`` is then not a
+        measure of the estimate.
+        """
+        rows = []
+        for t in self.turns:
+            actual = t.actual_prompt
+            rows.append({
+                "turn": t.number, "window": t.window, "estimated prompt": t.estimated_prompt,
+                "reported prompt": actual,
+                "error %": None if not actual else round(100.0 * (t.estimated_prompt - actual) / actual, 1),
+                "reserved output": t.zones["reserved output"], "output": t.output_tokens,
+                "history": t.zones["history"], "context": t.zones["context"], "loaded": len(t.loaded),
+                "callbacks": len(t.callbacks), "calls": len(t.calls), "seconds": round(t.seconds, 2),
+            })
+        return rows
+
+    def accounting_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.accounting()).set_index("turn") if self.turns else pd.DataFrame()
+
+    def accounting_figure(self):
+        """plotly: estimated against reported prompt tokens per turn, and output against reserved."""
+        return accounting_figure(self.accounting())
+
+    # -- display -----------------------------------------------------------------------------
+    def __str__(self) -> str:
+        where = self.folder or "(memory)"
+        lines = [f"Session with {self.model} in {where}: {len(self.turns)} turns, {len(self.messages)} messages, "
+                 f"{len(self.summaries)} summaries, {len(self.decisions)} decision nodes"]
+        for m in self.messages[-6:]:
+            lines.append(f"  [{m.turn}] {m.role}: {' '.join(m.content.split())[:100]}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<Session {self.model}: {len(self.turns)} turns>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        esc = html.escape
+        rows = "".join(
+            f"<tr><td>{m.turn}</td><td>{esc(m.role)}</td><td style='text-align:left;white-space:pre-wrap'>"
+            f"{esc(m.content[:600])}</td><td>{esc(', '.join(m.node_ids))}</td></tr>"
+            for m in self.messages
+        )
+        head = esc(str(self).splitlines()[0])
+        return {
+            "text/plain": str(self),
+            "text/html": f"<div class='loom-session'><b>{head}</b><table><tr><th>turn</th><th>role</th>"
+                         f"<th>message</th><th>nodes</th></tr>{rows}</table></div>",
+        }
+
+
+def accounting_figure(rows: list[dict[str, Any]]):
+    """plotly: per turn, estimated and reported prompt tokens, output and reserved output."""
+    import plotly.graph_objects as go
+
+    turns = [f"turn {r['turn']}" for r in rows]
+    fig = go.Figure()
+    fig.add_bar(name="prompt, estimated (cl100k)", x=turns, y=[r["estimated prompt"] for r in rows])
+    fig.add_bar(name="prompt, reported by Ollama", x=turns, y=[r["reported prompt"] or 0 for r in rows])
+    fig.add_bar(name="output", x=turns, y=[r["output"] for r in rows])
+    fig.add_scatter(name="reserved output", x=turns, y=[r["reserved output"] for r in rows], mode="markers+lines")
+    if rows:
+        fig.add_scatter(name="window (num_ctx)", x=turns, y=[r["window"] for r in rows], mode="lines",
+                        line={"dash": "dot"})
+    fig.update_layout(barmode="group", title="Token accounting per turn", yaxis_title="tokens",
+                      height=380, margin={"t": 50, "b": 40, "l": 60, "r": 20})
+    return fig
+
+
+def extractive_summary(messages: list[Message], words: int = 30) -> str:
+    """One line per message: who, and its first sentence (at most ``words`` words).
+
+    >>> extractive_summary([Message("user", "Why does refresh fail? Logs attached.", 1, 8)])
+    '- user: Why does refresh fail?'
+    """
+    lines = []
+    for m in messages:
+        flat = " ".join(m.content.split())
+        first = re.split(r"(?<=[.!?])\s", flat, maxsplit=1)[0]
+        cut = first.split()
+        lines.append(f"- {m.role}: {' '.join(cut[:words])}{' …' if len(cut) > words else ''}")
+    return "\n".join(lines)
+
+
+def _read_chat(folder: Path) -> dict[str, Any] | None:
+    path = folder / CHAT_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SessionFormatError(path, f"not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema") != CHAT_SCHEMA:
+        raise SessionFormatError(path, f"not a loom-nb chat (expected schema {CHAT_SCHEMA!r})")
+    for key in ("messages", "turns", "summaries", "summarised"):
+        if key not in data:
+            raise SessionFormatError(path, f"missing {key!r}")
+    return data

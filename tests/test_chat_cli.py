@@ -1,0 +1,67 @@
+"""``loom-nb chat`` against the stand-in server: streaming, /commands, saving, errors."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from loom_nb.cli import _chat_messages, main
+from loom_nb.replay import OllamaStandIn
+
+
+def run_chat(monkeypatch, capsys, argv, stdin_text):
+    monkeypatch.setattr("sys.stdin", io.StringIO(stdin_text))
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_chat_streams_answers_records_decisions_and_saves(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "s"
+    stdin = 'why does refresh fail?\n"""\nline one of a log\nline two\n"""\n/decide goal Fix refresh\n/decisions\n/quit\nnever sent\n'
+    with OllamaStandIn(answers=["Because the token rotated.", "The log shows two uses."]) as server:
+        code, out, err = run_chat(monkeypatch, capsys, ["chat", str(folder), "--model", "llama3.2", "--host", server.host,
+                                                        "--embedder", "hashing"], stdin)
+        requests = server.chat_requests
+    assert code == 0
+    assert out.startswith("Because the token rotated.\nThe log shows two uses.\nrecorded d1\n")
+    assert "  d1   goal        active    Fix refresh" in out  # /decisions printed the graph
+    assert "[turn 1: loaded" in err and "[turn 2: loaded" in err
+    assert len(requests) == 2  # "never sent" came after /quit
+    assert requests[1]["messages"][-1]["content"].endswith("Question: line one of a log\nline two")
+    chat = json.loads((folder / "chat.json").read_text())
+    assert [m["role"] for m in chat["messages"]] == ["user", "assistant", "user", "assistant"]
+    decisions = json.loads((folder / "decisions.json").read_text())
+    assert decisions["nodes"][0]["title"] == "Fix refresh"
+
+
+def test_chat_resumes_with_the_stored_model(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "s"
+    with OllamaStandIn(answers=["one", "two"]) as server:
+        run_chat(monkeypatch, capsys, ["chat", str(folder), "--model", "llama3.2", "--host", server.host,
+                                       "--embedder", "hashing"], "first\n")
+        code, out, err = run_chat(monkeypatch, capsys, ["chat", str(folder), "--host", server.host], "second\n")
+        sent = server.chat_requests[-1]["messages"]
+    assert code == 0 and "1 earlier turns" in err
+    assert [m["content"] for m in sent[1:3]] == ["first", "one"]
+
+
+def test_chat_without_a_server_exits_2_and_says_what_to_do(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "s"
+    code, out, err = run_chat(monkeypatch, capsys, ["chat", str(folder), "--model", "llama3.2", "--host",
+                                                    "http://127.0.0.1:9", "--embedder", "hashing"], "hello\n")
+    assert code == 2
+    assert "no Ollama server answered at http://127.0.0.1:9" in err and "ollama serve" in err
+    assert not (folder / "chat.json").exists()
+
+
+def test_chat_with_a_model_not_pulled(tmp_path, monkeypatch, capsys):
+    with OllamaStandIn(models=["llama3.2"]) as server:
+        code, out, err = run_chat(monkeypatch, capsys, ["chat", str(tmp_path / "s"), "--model", "mistral",
+                                                        "--host", server.host, "--embedder", "hashing"], "hi\n")
+    assert code == 2 and "ollama pull mistral" in err
+
+
+def test_message_splitting():
+    lines = ["a\n", "\n", '"""\n', "x\n", "\n", "y\n", '"""\n', "  b  \n", '"""\n', "tail\n"]
+    assert list(_chat_messages(lines)) == ["a", "x\n\ny", "b", "tail"]

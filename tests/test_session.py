@@ -1,0 +1,360 @@
+"""Chat sessions against the stand-in Ollama server, through the real ``ollama`` client."""
+
+from __future__ import annotations
+
+import json
+
+import ollama
+import pytest
+
+from loom_nb import HashingEmbedder, Loom
+from loom_nb.errors import ModelNotFoundError, OllamaUnavailableError, SessionFormatError
+from loom_nb.pack import MESSAGE_OVERHEAD
+from loom_nb.replay import OllamaStandIn, default_show
+from loom_nb.session import CHAT_FILE, MARKER_INSTRUCTIONS, Session, Zones, extractive_summary
+from loom_nb.tokens import count_tokens
+
+NOTES = [
+    "OAuth refresh tokens rotate on every use; presenting a used refresh token revokes the whole family.",
+    "The auth service logs 'invalid_grant' when a refresh token is reused after rotation.",
+    "Clock skew between the API hosts reached five minutes during the incident, so expiry checks "
+    "disagreed. " * 12,
+    "Deployment notes: the gateway retries failed requests twice with the same body.",
+]
+
+
+def make_loom(folder=None) -> Loom:
+    loom = Loom.open(folder, embedder=HashingEmbedder()) if folder else Loom(embedder=HashingEmbedder())
+    for note in NOTES:
+        loom.add(note)
+    if folder:
+        loom.save()
+    return loom
+
+
+def session_for(server: OllamaStandIn, loom: Loom, **options) -> Session:
+    options.setdefault("background", False)
+    return Session(loom, model="llama3.2", client=ollama.Client(host=server.host), **options)
+
+
+def test_a_turn_streams_the_answer_and_splits_the_window_into_zones():
+    loom = make_loom()
+    with OllamaStandIn(answers=["Reusing a rotated refresh token revokes the family [n1]."],
+                       show=default_show(num_ctx=4096)) as server:
+        session = session_for(server, loom)
+        pieces = []
+        turn = session.send("Why does token refresh fail with invalid_grant?", on_token=pieces.append)
+    assert len(pieces) > 1 and "".join(pieces) == turn.answer
+    assert turn.answer.startswith("Reusing a rotated")
+    # the real num_ctx from /api/show is the window, and it is sent as num_ctx
+    assert turn.window == 4096
+    request = server.chat_requests[0]
+    assert request["stream"] is True and request["options"]["num_ctx"] == 4096
+    assert sum(turn.zones.values()) == 4096
+    assert turn.zones["reserved output"] >= int(4096 * 0.2)
+    # the question is the last user message; the context zone holds the engine's manifest
+    user = request["messages"][-1]
+    assert user["role"] == "user" and user["content"].endswith("Question: Why does token refresh fail with invalid_grant?")
+    assert "[Context loaded:" in user["content"]
+    assert turn.zones["context"] == count_tokens(turn.result.context)
+    # the user's own message is a node of the graph, but it is not loaded as its own context
+    (input_id,) = turn.input_nodes
+    assert loom.graph.node(input_id).type == "input"
+    row = turn.result.decision(input_id)
+    assert row.decision == "excluded" and "already in this turn's messages" in row.reason
+
+
+def test_the_answer_is_indexed_back_in_the_background_and_the_next_turn_waits():
+    loom = make_loom()
+    answer = "The gateway retries with the same body, so the rotated token is presented twice."
+    with OllamaStandIn(answers=[answer, "Yes."]) as server:
+        session = session_for(server, loom, background=True)
+        before = loom.graph.counts()["content"]
+        turn = session.send("What presents the token twice?")
+        session.wait()
+        (node_id,) = turn.answer_nodes
+        node = loom.graph.node(node_id)
+        assert node.type == "analysis" and node.provenance.source == "model:llama3.2"
+        assert node.meta["turn"] == 1 and loom.text(node_id) == answer
+        assert loom.graph.counts()["content"] == before + 2  # the question and the answer
+        assert session.messages[-1].node_ids == [node_id]
+        second = session.send("Is that the retry?")
+    # in the second turn the first answer is in the history window, so it is not loaded twice
+    assert second.result.decision(node_id).decision == "excluded"
+    roles = [m["role"] for m in server.chat_requests[1]["messages"]]
+    assert roles == ["system", "user", "assistant", "user"]
+
+
+def test_code_answers_become_output_nodes():
+    loom = make_loom()
+    code = "```python\ndef rotate(token):\n    store.revoke(token.family)\n    return issue(token.user)\n```"
+    with OllamaStandIn(answers=[code]) as server:
+        turn = session_for(server, loom).send("Show the rotation function")
+    assert {loom.graph.node(n).type for n in turn.answer_nodes} == {"output"}
+
+
+def test_history_is_windowed_newest_first_and_what_falls_out_is_summarised():
+    loom = make_loom()
+    long = "The refresh handler checks the family id, then the expiry, then the audience. " * 12
+    asked = []
+
+    def answer(body):
+        prompt = body["messages"][-1]["content"]
+        if prompt.startswith("Summarise"):
+            asked.append(prompt)
+            return "Earlier: the handler checks family, expiry and audience."
+        return long
+
+    with OllamaStandIn(answers=[answer] * 10, show=default_show(num_ctx=2048)) as server:
+        session = session_for(server, loom, zones=Zones(history_share=0.3))
+        turns = [session.send(f"Question {i}: which check fails first in the refresh handler?") for i in range(4)]
+    # each message costs ~100 tokens; the history zone holds only a few of them
+    cap = int((2048 - sum(v for k, v in turns[-1].zones.items() if k in (
+        "system prompt", "decision context", "workspace summary", "tool definitions", "reserved output", "query"))) * 0.3)
+    assert turns[-1].zones["history"] <= cap
+    assert turns[-1].history_messages < 6  # six earlier messages exist; not all of them fit
+    sent = server.chat_requests[-1]["messages"]
+    assert not any(m["content"].startswith("Question 0") for m in sent if m["role"] == "user")
+    # the messages that fell out were summarised once, by the model, into a summary node
+    assert session.summaries and session.summaries[0]["by"] == "model"
+    assert len(asked) == len(session.summaries)
+    first = session.summaries[0]
+    assert first["messages"][0] == 0 and first["first_turn"] == 1
+    node = loom.graph.node(first["node_id"])
+    assert node.type == "summary" and "Earlier: the handler checks" in loom.text(node.id)
+    # summaries never overlap: each message is summarised at most once
+    spans = [tuple(s["messages"]) for s in session.summaries]
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    # the newest summary rides at the head of the history of the next request
+    last_request = server.chat_requests[-1]["messages"]
+    assert last_request[1]["role"] == "system" and last_request[1]["content"].startswith("Summary of turn")
+
+
+def test_summaries_fall_back_to_extractive_when_the_model_cannot_answer():
+    loom = make_loom()
+    long = "Rotation happens in rotate(); it revokes the family before issuing. " * 8
+
+    def answer(body):
+        if body["messages"][-1]["content"].startswith("Summarise"):
+            return {"error": "model runner has unexpectedly stopped"}
+        return long
+
+    with OllamaStandIn(answers=[answer] * 10, show=default_show(num_ctx=1536)) as server:
+        session = session_for(server, loom)
+        for i in range(4):
+            session.send(f"Turn {i}: where does rotation happen?")
+    assert session.summaries and {s["by"] for s in session.summaries} == {"extractive"}
+    assert "- user: Turn 0: where does rotation happen?" in session.summaries[0]["text"]
+
+
+def test_extractive_summary_keeps_the_first_sentence_of_each_message():
+    from loom_nb.session import Message
+
+    text = extractive_summary([Message("user", "Why? Because.", 1, 3), Message("assistant", "word " * 40, 1, 40)], words=5)
+    assert text == "- user: Why?\n- assistant: word word word word word …"
+
+
+def test_staleness_advances_per_turn_and_loaded_nodes_are_refreshed():
+    loom = make_loom()
+    with OllamaStandIn(answers=["ok"] * 3) as server:
+        session = session_for(server, loom)
+        start = loom.graph.turn
+        t1 = session.send("refresh token rotation revokes the family")
+        assert loom.graph.turn == start + 1
+        assert t1.loaded, "the engine should load something for this query"
+        for node_id in t1.loaded:
+            assert loom.graph.node(node_id).last_access_turn == loom.graph.turn
+        t2 = session.send("gateway retries")
+        t3 = session.send("clock skew")
+    assert loom.graph.turn == start + 3
+    # a node loaded in turn 1 and not since has aged: the third turn ranked at clock
+    # start + 2 (the clock moves after ranking), one turn after it was loaded
+    old = next(n for n in t1.loaded if n not in t2.loaded + t3.loaded)
+    assert loom.graph.node(old).last_access_turn == start + 1
+    staleness = t3.result.decision(old).signals["staleness"]
+    half_life = loom.graph.config.staleness_half_life
+    assert staleness == pytest.approx(0.5 ** (1 / half_life)) and staleness < 1.0
+
+
+def test_callback_through_the_tool_serves_an_offered_node_and_stops_at_the_limit():
+    loom = make_loom()
+    big = loom.add("Incident timeline. " + "Step: the gateway retried the refresh call. " * 80).ids[0]
+    # a tight budget so that the big node is offered but not loaded
+    calls = [{"content": "", "tool_calls": [{"name": "load_context", "arguments": {"node_id": big}}]}] * 3
+    with OllamaStandIn(answers=calls + ["done"], show=default_show(num_ctx=1024)) as server:
+        session = session_for(server, loom)
+        turn = session.send("timeline of the gateway retried refresh call incident")
+        requests = server.chat_requests
+    row = turn.result.decision(big)
+    assert row.decision == "manifest_only"
+    assert f"- {big}:" in requests[0]["messages"][-1]["content"]  # listed under 'Available on request'
+    assert requests[0]["tools"][0]["function"]["name"] == "load_context"
+    # two callbacks served (the default limit), the third refused, and no fourth request
+    assert [c["status"].split(" ")[0] for c in turn.callbacks] == ["loaded", "loaded", "refused:"]
+    assert len(requests) == 3
+    tool_messages = [m for m in requests[1]["messages"] if m["role"] == "tool"]
+    assert len(tool_messages) == 1 and tool_messages[0]["content"].startswith(f"--- [{big}]")
+    # the served text fits the callback allowance (half the output reservation)
+    assert turn.callbacks[0]["tokens"] <= turn.zones["reserved output"] // 2 + 40
+    assert loom.graph.node(big).last_access_turn == loom.graph.turn
+
+
+def test_callback_refuses_a_node_that_was_not_offered():
+    loom = make_loom()
+    with OllamaStandIn(answers=[{"tool_calls": [{"name": "load_context", "arguments": {"node_id": "n999"}}]}, "fine"]) as server:
+        turn = session_for(server, loom).send("refresh rotation")
+    assert turn.callbacks == [{"node_id": "n999", "via": "tool", "status": "refused: not offered", "tokens": 0}]
+    assert turn.answer == "fine"
+
+
+def test_callback_by_marker_when_the_model_has_no_tools():
+    loom = make_loom()
+    big = loom.add("Incident timeline. " + "Step: the gateway retried the refresh call. " * 80).ids[0]
+    with OllamaStandIn(answers=[f"I need the timeline. [[load: {big}]] and more words that never stream", "answered"],
+                       show=default_show(num_ctx=1024, tools=False)) as server:
+        session = session_for(server, loom)
+        turn = session.send("timeline of the gateway retried refresh call incident")
+        first, second = server.chat_requests
+    assert "tools" not in first or not first["tools"]
+    assert MARKER_INSTRUCTIONS in first["messages"][0]["content"]
+    assert turn.callbacks[0]["via"] == "marker" and turn.callbacks[0]["status"].startswith("loaded")
+    served = second["messages"][-1]
+    assert served["role"] == "user" and served["content"].startswith(f"--- [{big}]")
+    assert turn.answer == "answered"
+
+
+def test_accounting_puts_the_estimate_next_to_what_ollama_reports():
+    loom = make_loom()
+    with OllamaStandIn(answers=["one two three", "four five"]) as server:
+        session = session_for(server, loom)
+        session.send("refresh rotation")
+        session.send("gateway retries")
+    rows = session.accounting()
+    assert [r["turn"] for r in rows] == [1, 2]
+    for row, turn in zip(rows, session.turns):
+        # the stand-in counts like Ollama reports: message text + per-message overhead + tools
+        assert row["reported prompt"] == turn.calls[0].prompt_eval_count
+        assert abs(row["error %"]) < 2.0
+        assert row["output"] == count_tokens(turn.answer)
+        assert row["estimated prompt"] <= row["window"] - row["reserved output"]
+    figure = session.accounting_figure()
+    assert {t.name for t in figure.data} >= {"prompt, estimated (cl100k)", "prompt, reported by Ollama"}
+    assert list(figure.data[0].y) == [r["estimated prompt"] for r in rows]
+
+
+def test_a_session_resumes_where_it_stopped(tmp_path):
+    folder = tmp_path / "chat"
+    loom = make_loom(folder)
+    with OllamaStandIn(answers=["first answer", "second answer"]) as server:
+        session = session_for(server, loom, background=True)
+        goal = session.decisions.add("goal", "Find why refresh fails")
+        session.send("why does refresh fail")
+        session.close()  # waits for the indexer, which saves the session
+        assert (folder / CHAT_FILE).exists() and (folder / "decisions.json").exists()
+
+        again = Session.open(folder, embedder=HashingEmbedder(), client=ollama.Client(host=server.host), background=False)
+        assert again.model == "llama3.2"
+        assert [m.content for m in again.messages] == ["why does refresh fail", "first answer"]
+        assert again.messages[1].node_ids and again.turns[0].answer == "first answer"
+        assert again.decisions.node(goal).title == "Find why refresh fails"
+        turn = again.send("and then?")
+    assert turn.number == 2
+    sent = server.chat_requests[-1]["messages"]
+    assert [m["content"] for m in sent[1:3]] == ["why does refresh fail", "first answer"]
+    assert "## Active goals" in sent[0]["content"] and "Find why refresh fails" in sent[0]["content"]
+
+
+def test_decision_context_is_injected_within_its_zone():
+    loom = make_loom()
+    with OllamaStandIn(answers=["ok"]) as server:
+        session = session_for(server, loom, zones=Zones(decision_share=0.02, decision_max=60))
+        for i in range(30):
+            session.decisions.add("decision", f"Decision number {i} about refresh token rotation policy")
+        turn = session.send("refresh")
+    system = server.chat_requests[0]["messages"][0]["content"]
+    assert "## Recent decisions" in system and "Decision number 29" in system  # newest first
+    assert "Decision number 0 " not in system
+    assert 0 < turn.zones["decision context"] <= 60 + 2
+
+
+def test_no_server_gives_a_clear_error_and_changes_nothing(tmp_path):
+    folder = tmp_path / "chat"
+    loom = make_loom(folder)
+    before = loom.graph.counts()["content"]
+    session = Session(loom, model="llama3.2", client=ollama.Client(host="http://127.0.0.1:9"), background=False)
+    with pytest.raises(OllamaUnavailableError, match="ollama serve"):
+        session.send("hello")
+    assert loom.graph.counts()["content"] == before and session.turns == [] and not (folder / CHAT_FILE).exists()
+
+
+def test_a_model_not_pulled_says_how_to_pull_it():
+    loom = make_loom()
+    with OllamaStandIn(models=["llama3.2"]) as server:
+        session = Session(loom, model="qwen2.5", client=ollama.Client(host=server.host), background=False)
+        with pytest.raises(ModelNotFoundError, match="ollama pull qwen2.5"):
+            session.send("hello")
+
+
+def test_a_server_failure_mid_turn_leaves_no_half_turn():
+    loom = make_loom()
+    before = loom.graph.counts()["content"]
+    with OllamaStandIn(answers=[{"error": "model runner has unexpectedly stopped"}]) as server:
+        session = session_for(server, loom)
+        with pytest.raises(Exception, match="unexpectedly stopped"):
+            session.send("hello there")
+    assert loom.graph.counts()["content"] == before and session.messages == [] and session.turns == []
+
+
+def test_a_corrupt_chat_file_is_refused_and_left_alone(tmp_path):
+    folder = tmp_path / "chat"
+    make_loom(folder)
+    for text, error in [('{"schema": "loom-nb.chat/1", "messages": [', "chat.json: not valid JSON"),
+                        (json.dumps({"schema": "someone-else/2"}), "not a loom-nb chat"),
+                        (json.dumps({"schema": "loom-nb.chat/1", "model": "x"}), "missing 'messages'")]:
+        (folder / CHAT_FILE).write_text(text)
+        with pytest.raises(SessionFormatError, match=error):
+            Session.open(folder, model="llama3.2", embedder=HashingEmbedder())
+        assert (folder / CHAT_FILE).read_text() == text
+
+
+def test_open_without_a_model_or_a_stored_chat_says_what_to_give(tmp_path):
+    make_loom(tmp_path / "s")
+    with pytest.raises(Exception, match="give a model"):
+        Session.open(tmp_path / "s", embedder=HashingEmbedder())
+
+
+def test_workspace_summary_lists_the_most_used_files_first(tmp_path):
+    pytest.importorskip("tree_sitter_python")
+    ws = tmp_path / "ws"
+    (ws / "pkg").mkdir(parents=True)
+    (ws / "pkg" / "core.py").write_text("def rotate(token):\n    return token\n")
+    (ws / "pkg" / "api.py").write_text("from pkg.core import rotate\n\ndef refresh(t):\n    return rotate(t)\n")
+    (ws / "pkg" / "cli.py").write_text("from pkg.core import rotate\n\ndef main():\n    rotate(1)\n")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, progress=False)
+    session = Session(loom, model="llama3.2", background=False)
+    summary = session.workspace_summary(200)
+    lines = summary.splitlines()
+    assert lines[0].startswith("Workspace ws (3 files)")
+    assert lines[1].startswith("- pkg/core.py: ") and "rotate" in lines[1]
+    assert count_tokens(summary) <= 200
+    assert session.workspace_summary(5) == ""  # nothing fits: no zone at all
+
+
+def test_zone_shares_are_checked():
+    with pytest.raises(ValueError, match="history_share"):
+        Zones(history_share=1.5)
+
+
+def test_views_print_and_escape():
+    loom = make_loom()
+    with OllamaStandIn(answers=["<script>alert(1)</script> answer"]) as server:
+        session = session_for(server, loom)
+        turn = session.send("<img src=x onerror=alert(1)> refresh?")
+    bundle = session._repr_mimebundle_()
+    assert "<script>" not in bundle["text/html"] and "&lt;script&gt;" in bundle["text/html"]
+    assert "<img" not in bundle["text/html"]
+    assert "0x" not in bundle["text/plain"] and "Session with llama3.2" in bundle["text/plain"]
+    assert "<script>" not in turn._repr_mimebundle_()["text/html"]
+    assert str(turn).startswith("Turn 1:")
+
