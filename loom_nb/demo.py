@@ -104,8 +104,11 @@ def open_sample(name: str = "auth-debugging", *, copy: bool = True, embedder: Em
 
     Examples
     --------
-    >>> loom = open_sample("auth-debugging")      # doctest: +SKIP
-    >>> loom.query("Why does the refresh fail?", budget=1500)   # doctest: +SKIP
+    >>> loom = open_sample("sourdough-notes")
+    >>> loom.graph.counts()
+    {'concepts': 15, 'content': 20, 'edges': 28}
+    >>> print(loom.view("c7").__str__().splitlines()[0])
+    Concept c7: bulk fermentation dough
     """
     folder = _sample_dir(name)
     if not (folder / "graph.json").is_file():

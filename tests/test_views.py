@@ -1,12 +1,17 @@
-"""plotly figures and the weight sliders, outside a notebook (no front end needed)."""
+"""The views: plotly figures, the weight sliders, and the text + escaped HTML of every object
+(session, content node, concept, classification, result, tuner snapshot, graph), outside a
+notebook (no front end needed)."""
+
+import re
 
 import numpy as np
 import pytest
 
-from conftest import unit
+from conftest import TableEmbedder, unit
 from loom_nb import SIGNALS, HashingEmbedder, Loom, LoomConfig, LoomGraph
+from loom_nb.views import NodeView, mimebundle
 from loom_nb.views.figures import budget_figure, contributions_figure, embedding_map, score_histogram
-from loom_nb.views.widgets import threshold_preview
+from loom_nb.views.widgets import TunerSnapshot, threshold_preview
 
 
 @pytest.fixture
@@ -102,3 +107,143 @@ def test_budget_curves_draw_one_line_per_strategy_and_metric(tmp_path):
     assert len(fig.data) == 4  # 2 strategies × 2 metrics
     loom_line = next(t for t in fig.data if t.name == "loom" and t.xaxis == "x")
     assert list(loom_line.x) == [200, 400] and all(0 <= v <= 1 for v in loom_line.y)
+
+
+# -- the views of every object: text and escaped HTML, stable, no memory addresses ----------------
+
+HOSTILE = "<script>alert('x')</script><img src=x onerror=alert(1)> refresh tokens rotate"
+ADDRESS = re.compile(r" at 0x[0-9a-f]+|<[\w.]+ object at")
+
+
+@pytest.fixture
+def pair():
+    """Two content nodes at 30° (cosine 0.866) with a threshold of 0.99: two concepts, one
+    concept edge between them; the first is hostile text."""
+    table = {HOSTILE: unit(0), "Refresh tokens are single use.": unit(30), "refresh": unit(10),
+             "Another note.": unit(90), "More text.": unit(120)}
+    loom = Loom(embedder=TableEmbedder(table), config=LoomConfig(concept_threshold=0.99))
+    loom.add(HOSTILE, type="analysis", source="model", reason=HOSTILE)
+    loom.add("Refresh tokens are single use.")
+    return loom
+
+
+def bundle_of(obj) -> dict:
+    b = obj._repr_mimebundle_()
+    assert set(b) >= {"text/plain", "text/html"}
+    return b
+
+
+def assert_escaped(html: str) -> None:
+    assert "<script>" not in html and "<img" not in html
+    assert "&lt;script&gt;alert(" in html
+
+
+def test_concept_view_lists_its_content_and_neighbour_concepts(pair):
+    c1, c2 = [c.id for c in pair.graph.concept_nodes()]
+    view = pair.view(c1)
+    assert isinstance(view, NodeView) and view.kind == "concept"
+    text = str(view)
+    assert text.startswith(f"Concept {c1}: ")
+    assert re.search(r"n1\s+1\.000", text)  # its founder, linked at cosine 1
+    assert re.search(rf"{c2}\s+0\.866", text)  # the neighbour concept and its cosine
+    html = bundle_of(view)["text/html"]
+    assert "Neighbour concepts" in html and "0.866" in html and ">n1<" in html
+    assert_escaped(html)
+
+
+def test_content_view_shows_concepts_provenance_and_staleness(pair):
+    pair.graph.advance_turn(8)  # one half-life since the nodes were made
+    text = str(pair.view("n2"))
+    assert "staleness 0.50: last used at turn 0, now turn 8" in text
+    assert re.search(r"concepts: c\d+ .*\(1\.000\)", text)
+    assert "provenance: user (input)" in text
+    assert "text: stored in the session" in text
+    html = bundle_of(pair.view("n1"))["text/html"]
+    assert "model (output)" in html or "model (input)" in html
+    assert "0.500" in html  # the staleness meter
+    assert_escaped(html)
+
+
+def test_content_view_says_when_a_reference_is_stale(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "tokens.py").write_text("def refresh(store):\n    '''Rotate the refresh token.'''\n    return store\n")
+    loom = Loom(tmp_path / "s", embedder=HashingEmbedder())
+    loom.index(ws, progress=False)
+    node = next(n for n in loom.graph.content_nodes() if n.reference is not None)
+    assert "text: fresh" in str(loom.view(node.id))
+    (ws / "tokens.py").write_text("def renamed(store):\n    return store\n")
+    text = str(loom.view(node.id))
+    assert "text: stale:" in text and "reference: tokens.py:" in text
+    assert "stale:" in bundle_of(loom.view(node.id))["text/html"]
+
+
+def test_session_view_counts_concepts_and_largest_nodes(pair):
+    b = bundle_of(pair)
+    assert "2 concepts, 2 content nodes" in b["text/plain"]
+    assert "content by type: analysis 1, input 1" in b["text/plain"]
+    assert "Largest content nodes" in b["text/html"] and "Concepts with the most content" in b["text/html"]
+    assert_escaped(b["text/html"])
+
+
+def test_classification_view_shows_verdict_segments_and_reasons():
+    from loom_nb import classify
+
+    c = classify(f"Why is this rejected?\n{HOSTILE}\n" + "2026-11-20 10:00:01 ERROR auth refresh=invalid_grant\n" * 4)
+    b = bundle_of(c)
+    assert b["text/plain"] == str(c)
+    html = b["text/html"]
+    assert f"<b>{c.kind}</b>" in html and "Reasons" in html and "Segments" in html
+    for reason in c.reasons:
+        assert __import__("html").escape(reason) in html
+    assert_escaped(html)
+
+
+def test_result_and_tuner_snapshot_views_are_escaped(pair):
+    result = pair.query("refresh", budget=300, mode="fused")
+    assert_escaped(bundle_of(result)["text/html"])
+    tuner = pair.tune("refresh", budget=300)
+    snap = tuner.snapshot()
+    assert isinstance(snap, TunerSnapshot)
+    assert "semantic 0.35" in str(snap) and "budget 300" in str(snap)
+    assert_escaped(bundle_of(snap)["text/html"])
+    assert str(tuner) == str(snap)
+
+
+def test_graph_view_bundle_has_text_and_escaped_html(pair):
+    pytest.importorskip("pyvis")
+    b = bundle_of(pair.graph_view())
+    assert b["text/plain"].startswith("Graph: 2 concepts, 2 content nodes")
+    assert "<script>alert(" not in b["text/html"]
+
+
+def test_views_render_the_same_twice_and_never_show_addresses(pair):
+    result = pair.query("refresh", budget=300, mode="fused")
+    objects = [pair, pair.view("n1"), pair.view("c1"), result, result.classification, pair.add("Another note."),
+               pair.tune("refresh", budget=300).snapshot()]
+    for obj in objects:
+        first, second = obj._repr_mimebundle_(), obj._repr_mimebundle_()
+        if obj is not result:  # a result's text carries its timing
+            assert first == second
+        for value in (first["text/plain"], first["text/html"], repr(obj), str(obj)):
+            assert not ADDRESS.search(value), (type(obj).__name__, value[:200])
+
+
+def test_public_objects_print_readable_text(pair, tmp_path):
+    """Every public object reads in a terminal: no default ``<X object at 0x…>``."""
+    import loom_nb
+
+    result = pair.query("refresh", budget=300, mode="fused")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("def f():\n    return 1\n")
+    code = Loom(tmp_path / "s", embedder=HashingEmbedder())
+    objects = [
+        pair, pair.graph, code.embedder, HashingEmbedder(), LoomConfig(), LoomConfig().weights, result, result.classification,
+        result.budget, result.mode, result.ranking, result.table[0], result.window, pair.add("More text."),
+        pair.graph.node("n1"), pair.graph.node("c1"), pair.graph.node("n1").provenance, pair.view("n1"),
+        pair.tune("refresh", budget=300), pair.graph_view(), code.index(ws, progress=False), loom_nb.context_window("llama3.1"),
+    ]
+    for obj in objects:
+        for text in (str(obj), repr(obj)):
+            assert text and not ADDRESS.search(text), (type(obj).__name__, text[:200])

@@ -19,11 +19,21 @@ def mimebundle(obj: Any) -> dict[str, str]:
 
 
 class NodeView:
-    """One node as a notebook shows it: its text preview, concepts, provenance, links."""
+    """One node as a notebook shows it (``loom.view(node_id)``).
+
+    A content node: its preview, its concepts with the link similarity, provenance,
+    staleness and, for a reference, whether its file still matches. A concept: its
+    description, the content linked to it and its neighbour concepts. ``print()`` gives the
+    same facts as text.
+    """
 
     def __init__(self, loom, node_id: str):
         self.loom = loom
         self.node = loom.graph.node(node_id)  # raises UnknownNodeError for a bad id
+
+    @property
+    def kind(self) -> str:
+        return self.node.kind
 
     def __str__(self) -> str:
         return text.node_text(self.loom, self.node.id)
@@ -31,5 +41,8 @@ class NodeView:
     def __repr__(self) -> str:
         return f"NodeView({self.node.id!r})"
 
+    def _repr_html_(self) -> str:
+        return html.node_html(self.loom, self.node.id)
+
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": str(self), "text/html": f"<pre class='loom-node'>{html.escape(str(self))}</pre>"}
+        return {"text/plain": str(self), "text/html": self._repr_html_()}

@@ -408,6 +408,9 @@ class GraphView:
             f'style="width:100%;height:{frame_height}px;border:none" title="loom-nb graph"></iframe>'
         )
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/plain": str(self), "text/html": self._repr_html_()}
+
     def __str__(self) -> str:
         plan = _plan(self.loom, self.result, self.max_nodes)
         lines = [

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from html import escape
-
-__all__ = ["COLOURS", "escape", "render", "result_html"]
 from typing import Any
 
 from ..config import SIGNALS
+
+__all__ = ["COLOURS", "classification_html", "concept_html", "content_html", "escape", "loom_html", "node_html", "render", "result_html"]
 
 COLOURS = dict(zip(SIGNALS, ("#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2",
                                "#eeca3b", "#ff9da6", "#9d755d", "#bab0ac")))
@@ -40,9 +40,153 @@ def result_html(result) -> str:
     )
 
 
+STYLE = ("<style>table.loom-t{border-collapse:collapse;font-size:12px;margin:4px 0}"
+         "table.loom-t td,table.loom-t th{padding:1px 8px 1px 0;text-align:left;vertical-align:top}</style>")
+"""One small style block per view (every view is self-contained, in a notebook or a page)."""
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    """Rows of cells that are already HTML (each value escaped by the caller)."""
+    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table class='loom-t'><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _facts(pairs: list[tuple[str, str]]) -> str:
+    """A two-column table of label / already-escaped value."""
+    rows = "".join(f"<tr><th>{escape(k)}</th><td>{v}</td></tr>" for k, v in pairs)
+    return f"<table class='loom-t'>{rows}</table>"
+
+
+def _meter(value: float, colour: str = "#4c78a8", width: int = 80) -> str:
+    """A small bar for a value in [0, 1], then the number."""
+    v = min(max(float(value), 0.0), 1.0)
+    return (f'<span style="display:inline-block;width:{width}px;height:8px;background:#eee;margin-right:4px">'
+            f'<span style="display:block;width:{v * width:.1f}px;height:8px;background:{colour}"></span></span>{value:.3f}')
+
+
+def loom_html(loom) -> str:
+    """The session: counts, content by type, the concepts with most content, the largest nodes."""
+    from .facts import session_facts
+
+    f = session_facts(loom)
+    c = f.counts
+    head = (f"<b>Loom session</b> <code>{escape(f.where)}</code><br>{c['concepts']:,} concepts · {c['content']:,} content nodes · "
+            f"{c['edges']:,} edges · embedder <code>{escape(f.embedder)}</code> · threshold {f.threshold} · turn {f.turn}")
+    types = " · ".join(f"{escape(t)} {n:,}" for t, n in f.types.items())
+    concepts = _table(["concept", "name", "content", "description"],
+                      [[escape(k.id), escape(k.label), str(int(k.weight)), escape(_short(k.detail, 80))] for k in f.concepts])
+    largest = _table(["node", "type", "tokens", "title"],
+                     [[escape(n.id), escape(n.detail), f"{int(n.weight):,}", escape(n.label)] for n in f.largest])
+    parts = [f"{STYLE}<div class='loom-session'>{head}"]
+    if types:
+        parts.append(f"<br>content by type: {types}")
+    if f.concepts:
+        parts.append(f"<div><b>Concepts with the most content</b> ({len(f.concepts)} of {f.concepts_total})</div>{concepts}")
+    if f.largest:
+        parts.append(f"<div><b>Largest content nodes</b></div>{largest}")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def content_html(loom, node_id: str) -> str:
+    """A content node: its facts, its concepts with link similarity, a preview of its text."""
+    from .facts import content_facts
+
+    f = content_facts(loom, node_id)
+    facts = [
+        ("type", escape(f.type)),
+        ("tokens", f"{f.tokens:,}"),
+        ("created", escape(f.created)),
+        ("provenance", escape(f"{f.source} ({f.direction})") + (f": {escape(f.reason)}" if f.reason else "")),
+        ("staleness", _meter(f.staleness, COLOURS["staleness"]) +
+         escape(f" — last used at turn {f.last_access_turn}, now turn {f.turn} (half-life {f.half_life:g} turns)")),
+    ]
+    if f.reference is not None:
+        facts.append(("reference", f"<code>{escape(f.reference)}</code> <code>{escape(_short(f.signature, 80))}</code>"))
+    colour = "#d62728" if f.freshness.startswith(("stale", "text unavailable")) else "#2ca02c"
+    facts.append(("text", f'<span style="color:{colour}">{escape(f.freshness)}</span>'))
+    if f.summary_of:
+        facts.append(("summary of", escape(f.summary_of)))
+    if f.summary:
+        facts.append(("summarised by", escape(f.summary)))
+    if f.chunks:
+        facts.append(("chunks", f"{f.chunks} (each with a vector of its own)"))
+    concepts = _table(["concept", "name", "link similarity"],
+                      [[escape(r.id), escape(r.label), _meter(r.weight, COLOURS["semantic"])] for r in f.concepts])
+    parts = [f"{STYLE}<div class='loom-node'><b>Content {escape(f.id)}</b>: {escape(f.title)}", _facts(facts),
+             f"<div><b>Concepts</b></div>{concepts if f.concepts else '<i>none</i>'}"]
+    if f.near_miss is not None:
+        parts.append(f"<div>near miss: {escape(f.near_miss.id)} {escape(f.near_miss.label)} "
+                     f"({f.near_miss.weight:.3f} &lt; threshold {f.threshold})</div>")
+    if f.structure:
+        parts.append("<div><b>Code structure</b></div>" + _table(
+            ["edge", "node", "title"], [[escape(r.detail), escape(r.id), escape(r.label)] for r in f.structure]))
+    more = f"\n… {f.more_lines} more lines" if f.more_lines else ""
+    parts.append(f"<pre style='max-height:16em;overflow:auto'>{escape(chr(10).join(f.preview) + more)}</pre></div>")
+    return "".join(parts)
+
+
+def concept_html(loom, concept_id: str) -> str:
+    """A concept: description, the content linked to it, its neighbour concepts."""
+    from .facts import concept_facts
+
+    f = concept_facts(loom, concept_id)
+    facts = [("description", escape(f.description)), ("created", escape(f.created))]
+    if f.origin is not None:
+        facts.append(("founded by", f"{escape(f.origin.id)} {escape(f.origin.label)}"))
+    content = _table(["node", "title", "", "link similarity"],
+                     [[escape(r.id), escape(r.label), escape(r.detail), _meter(r.weight, COLOURS["semantic"])] for r in f.content])
+    neighbours = _table(["concept", "name", "", "cosine"],
+                        [[escape(r.id), escape(r.label), escape(r.detail), _meter(r.weight, COLOURS["hop"])] for r in f.neighbours])
+    return (
+        f"{STYLE}<div class='loom-concept'><b>Concept {escape(f.id)}</b>: {escape(f.name)}{_facts(facts)}"
+        f"<div><b>Content</b> ({len(f.content)} nodes, {f.tokens:,} tokens)</div>{content}"
+        f"<div><b>Neighbour concepts</b></div>{neighbours if f.neighbours else '<i>none</i>'}</div>"
+    )
+
+
+def node_html(loom, node_id: str) -> str:
+    if loom.graph.node(node_id).kind == "concept":
+        return concept_html(loom, node_id)
+    return content_html(loom, node_id)
+
+
+def classification_html(c) -> str:
+    """The classifier's verdict: kind, complexity, split, the measured signals and the reasons."""
+    facts = [
+        ("kind", f"<b>{escape(c.kind)}</b>"),
+        ("complexity", _meter(c.complexity, COLOURS["provenance"])),
+        ("tokens", f"{c.tokens:,}"),
+        ("split", "yes" if c.should_split else "no"),
+    ]
+    signals = _table(["signal", "value"], [[escape(k), f"{v:.3f}" if isinstance(v, float) else escape(str(v))]
+                                           for k, v in c.signals.items()])
+    segments = _table(["segment", "lines", "first line"],
+                      [[escape(s.kind), f"{s.start_line}-{s.end_line}", escape(_short(s.text.strip().split(chr(10))[0] if s.text.strip() else "", 60))]
+                       for s in c.segments])
+    reasons = "".join(f"<li>{escape(r)}</li>" for r in c.reasons)
+    return (
+        f"{STYLE}<div class='loom-classification'><b>Classification</b>{_facts(facts)}"
+        f"<div><b>Segments</b></div>{segments if c.segments else '<i>none</i>'}"
+        f"<div><b>Reasons</b></div><ul style='margin:2px 0'>{reasons}</ul>"
+        f"<details><summary>signals</summary>{signals}</details></div>"
+    )
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def render(obj: Any) -> str:
-    from ..engine import QueryResult
+    from ..classify import Classification
+    from ..engine import Loom, QueryResult
 
     if isinstance(obj, QueryResult):
         return result_html(obj)
+    if isinstance(obj, Loom):
+        return loom_html(obj)
+    if isinstance(obj, Classification):
+        return classification_html(obj)
     return f"<pre>{escape(str(obj))}</pre>"

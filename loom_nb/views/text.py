@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import SIGNALS
+from .facts import concept_facts, content_facts, session_facts
 
 _SHORT = {
     "semantic": "sem", "hop": "hop", "staleness": "stale", "size": "size", "provenance": "prov", "density": "dens",
@@ -57,54 +58,77 @@ def result_text(result) -> str:
 
 
 def loom_text(loom) -> str:
-    g = loom.graph
-    c = g.counts()
-    where = loom.folder or "in memory"
+    """The session: where, how big, the concepts with the most content, the largest nodes."""
+    f = session_facts(loom)
+    c = f.counts
     lines = [
-        f"Loom session: {where}",
-        f"  {c['concepts']} concepts, {c['content']} content nodes, {c['edges']} edges; embedder {loom.embedder.model_id}; "
-        f"threshold {g.config.concept_threshold}; turn {g.turn}",
+        f"Loom session: {f.where}",
+        f"  {c['concepts']} concepts, {c['content']} content nodes, {c['edges']} edges; embedder {f.embedder}; "
+        f"threshold {f.threshold}; turn {f.turn}",
     ]
-    concepts = sorted(g.concept_nodes(), key=lambda k: -len(g.content_of(k.id)))[:8]
-    if concepts:
+    if f.types:
+        lines.append("  content by type: " + ", ".join(f"{t} {n}" for t, n in f.types.items()))
+    if f.concepts:
         lines.append("  concepts (most content first):")
-        for k in concepts:
-            lines.append(f"    {k.id:<6} {_cut(k.name, 30):<30} {len(g.content_of(k.id)):>3} nodes  {_cut(k.description, 50)}")
-    largest = sorted(g.content_nodes(), key=lambda n: -n.tokens)[:8]
-    if largest:
+        for k in f.concepts:
+            lines.append(f"    {k.id:<6} {_cut(k.label, 30):<30} {int(k.weight):>3} nodes  {_cut(k.detail, 50)}")
+    if f.largest:
         lines.append("  largest content nodes:")
-        for n in largest:
-            lines.append(f"    {n.id:<6} {n.type:<14} {n.tokens:>6} tok  {_cut(n.title, 50)}")
+        for n in f.largest:
+            lines.append(f"    {n.id:<6} {n.detail:<14} {int(n.weight):>6} tok  {_cut(n.label, 50)}")
+    return "\n".join(lines)
+
+
+def concept_text(loom, concept_id: str) -> str:
+    """A concept: its description, the content linked to it, its neighbour concepts."""
+    f = concept_facts(loom, concept_id)
+    lines = [f"Concept {f.id}: {f.name}", f"  {_cut(f.description, 96)}", f"  created {f.created}"
+             + (f"; founded by {f.origin.id} {_cut(f.origin.label, 50)!r}" if f.origin else "")]
+    lines.append(f"  content ({len(f.content)} nodes, {f.tokens:,} tokens; link similarity):")
+    lines.extend(f"    {r.id:<6} {r.weight:.3f}  {_cut(r.label, 56):<56} {r.detail}" for r in f.content)
+    if f.neighbours:
+        lines.append("  neighbour concepts (cosine):")
+        lines.extend(f"    {r.id:<6} {r.weight:.3f}  {_cut(r.label, 40):<40} {r.detail}" for r in f.neighbours)
+    else:
+        lines.append("  neighbour concepts: none at or above the concept-edge floor")
+    return "\n".join(lines)
+
+
+def content_text(loom, node_id: str) -> str:
+    """A content node: preview, concepts with link similarity, provenance, staleness."""
+    f = content_facts(loom, node_id)
+    lines = [
+        f"Content {f.id}: {f.title}",
+        f"  type {f.type}, {f.tokens} tokens, created {f.created}",
+        f"  staleness {f.staleness:.2f}: last used at turn {f.last_access_turn}, now turn {f.turn} (half-life {f.half_life:g} turns)",
+        f"  provenance: {f.source} ({f.direction}){': ' + f.reason if f.reason else ''}",
+        "  concepts: " + (", ".join(f"{r.id} {r.label!r} ({r.weight:.3f})" for r in f.concepts) or "none"),
+    ]
+    if f.near_miss is not None:
+        lines.append(f"  near miss: {f.near_miss.id} {f.near_miss.label!r} ({f.near_miss.weight:.3f} < {f.threshold})")
+    if f.reference is not None:
+        lines.append(f"  reference: {f.reference}  {_cut(f.signature, 60)}")
+    lines.append(f"  text: {f.freshness}")
+    if f.summary_of:
+        lines.append(f"  summary of {f.summary_of}")
+    if f.summary:
+        lines.append(f"  summarised by {f.summary}")
+    if f.chunks:
+        lines.append(f"  {f.chunks} chunks with vectors of their own")
+    if f.structure:
+        lines.append("  code structure: " + ", ".join(f"{r.detail} {r.id}" for r in f.structure))
+    lines.append("  ---")
+    lines.extend("  " + line for line in f.preview)
+    if f.more_lines:
+        lines.append(f"  … {f.more_lines} more lines")
     return "\n".join(lines)
 
 
 def node_text(loom, node_id: str) -> str:
-    g = loom.graph
-    node = g.node(node_id)
-    if node.kind == "concept":
-        lines = [f"Concept {node.id}: {node.name}", f"  {node.description}", f"  created {node.created}; founded by {node.origin}"]
-        lines.append("  content: " + ", ".join(f"{i} ({s:.2f})" for i, s in g.content_of(node.id)))
-        related = g.related_concepts(node.id)
-        if related:
-            lines.append("  related concepts: " + ", ".join(f"{i} ({s:.2f})" for i, s in related))
-        return "\n".join(lines)
-    lines = [
-        f"Content {node.id}: {node.title}",
-        f"  type {node.type}, {node.tokens} tokens, created {node.created}, last used at turn {node.last_access_turn} (now {g.turn})",
-        f"  provenance: {node.provenance.source} ({node.provenance.direction}){': ' + node.provenance.reason if node.provenance.reason else ''}",
-        "  concepts: " + ", ".join(f"{i} {g.node(i).name!r} ({s:.2f})" for i, s in g.concepts_of(node.id)),
-    ]
-    if node.linking is not None:
-        lines.append(f"  linking: {node.linking}")
-    if node.reference is not None:
-        lines.append(f"  reference: {node.reference.file} lines {node.reference.lines[0]}-{node.reference.lines[1]}")
-    try:
-        preview = g.text(node.id)
-    except Exception as exc:  # a stale or missing file: say so instead of failing
-        preview = f"(text unavailable: {exc})"
-    lines.append("  ---")
-    lines.extend("  " + line for line in preview.splitlines()[:12])
-    return "\n".join(lines)
+    """A content or a concept node, whichever ``node_id`` is."""
+    if loom.graph.node(node_id).kind == "concept":
+        return concept_text(loom, node_id)
+    return content_text(loom, node_id)
 
 
 def render(obj: Any) -> str:

@@ -114,10 +114,64 @@ class WeightTuner:
 
         self.preview.value = f"<pre>{escape(threshold_preview(self.loom, self.threshold.value))}</pre>"
 
+    def settings(self) -> dict:
+        """What the controls show now: every weight, the floor, the threshold, mode, budget."""
+        return {**{n: s.value for n, s in self.sliders.items()}, "relevance floor": self.floor.value,
+                "concept threshold": self.threshold.value, "mode": self.mode.value, "budget": self.budget.value}
+
+    def snapshot(self) -> "TunerSnapshot":
+        """The sliders' values and the decision table as they are now, as a static view.
+
+        A live panel needs a kernel (JupyterLab) or a widget renderer; the snapshot is plain
+        text and escaped HTML, so it reads the same in a terminal and in an exported page.
+        """
+        return TunerSnapshot(self.query_text, self.settings(), self.result)
+
+    def __str__(self) -> str:
+        return str(self.snapshot())
+
+    def __repr__(self) -> str:
+        return f"WeightTuner(query={self.query_text!r}, mode={self.mode.value!r}, budget={self.budget.value})"
+
     def _repr_mimebundle_(self, include=None, exclude=None):
         bundle = self.panel._repr_mimebundle_(include=include, exclude=exclude) or {}
-        bundle["text/plain"] = str(self.result) if self.result is not None else "WeightTuner"
+        bundle["text/plain"] = str(self)
         return bundle
+
+
+class TunerSnapshot:
+    """The weight tuner frozen: control values and the table they produced."""
+
+    def __init__(self, query: str, settings: dict, result):
+        self.query = query
+        self.settings = settings
+        self.result = result
+
+    def _settings_line(self) -> str:
+        return ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in self.settings.items())
+
+    def __str__(self) -> str:
+        head = f"Weight tuner: {self.query}\n  {self._settings_line()}"
+        if self.result is None:
+            return head + "\n  (every weight is zero: no ranking)"
+        from .text import table_text
+
+        return f"{head}\n\n{self.result.manifest}\n\n{table_text(self.result)}"
+
+    def __repr__(self) -> str:
+        return f"TunerSnapshot(query={self.query!r})"
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        from .html import result_html
+
+        table = result_html(self.result) if self.result is not None else "<i>Every weight is zero: no ranking.</i>"
+        return (f"<div class='loom-tuner-snapshot'><b>Weight tuner</b> (snapshot) — "
+                f"{escape(self._settings_line())}{table}</div>")
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/plain": str(self), "text/html": self._repr_html_()}
 
 
 def weight_sliders(loom, query: str, **options) -> WeightTuner:

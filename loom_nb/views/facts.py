@@ -1,0 +1,155 @@
+"""The facts a view shows, gathered once: the text and the HTML renderings read these.
+
+Pure functions over the graph; nothing here formats. A terminal (``print(loom.view("c3"))``)
+and a notebook (``loom.view("c3")``) therefore show the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+PREVIEW_LINES = 12
+
+
+@dataclass
+class Related:
+    """A neighbour of the viewed node, with what labels it and how strongly it is tied."""
+
+    id: str
+    label: str
+    weight: float | None = None
+    detail: str = ""
+
+
+@dataclass
+class ContentFacts:
+    id: str
+    title: str
+    type: str
+    tokens: int
+    created: str
+    last_access_turn: int
+    turn: int
+    staleness: float
+    """The staleness signal now: 0.5 ** (turns since last use / half-life)."""
+    half_life: float
+    source: str
+    direction: str
+    reason: str
+    concepts: list[Related]
+    near_miss: Related | None
+    threshold: float | None
+    reference: str | None
+    """``file:start-end`` for a reference node."""
+    signature: str
+    freshness: str
+    """"fresh", "stale: …" (the referenced file changed or is gone) or "text unavailable: …"."""
+    preview: list[str]
+    more_lines: int
+    summary_of: str | None
+    """For a summary node: the node it summarises."""
+    summary: str | None
+    """The id of this node's summary, if it has one."""
+    chunks: int
+    structure: list[Related] = field(default_factory=list)
+
+
+@dataclass
+class ConceptFacts:
+    id: str
+    name: str
+    description: str
+    created: str
+    origin: Related | None
+    content: list[Related]
+    """Linked content, strongest link first, with the cosine stored at link time."""
+    neighbours: list[Related]
+    """Related concepts (concept–concept edges), with their cosine."""
+    tokens: int
+    """Tokens of all linked content together."""
+
+
+@dataclass
+class SessionFacts:
+    where: str
+    counts: dict[str, int]
+    embedder: str
+    threshold: float
+    turn: int
+    types: dict[str, int]
+    concepts: list[Related]
+    """The concepts with the most content (weight: how many nodes)."""
+    largest: list[Related]
+    """The largest content nodes (weight: tokens)."""
+    concepts_total: int
+
+
+def content_facts(loom, node_id: str) -> ContentFacts:
+    from ..errors import StaleReferenceError
+
+    g = loom.graph
+    node = g.node(node_id)
+    config = g.config
+    age = max(g.turn - node.last_access_turn, 0)
+    concepts = [Related(cid, g.node(cid).name, float(sim)) for cid, sim in g.concepts_of(node.id)]
+    near = None
+    threshold = None
+    if node.linking is not None:
+        threshold = node.linking.threshold
+        if node.linking.near_miss and node.linking.near_miss[0] in g:
+            cid, sim = node.linking.near_miss
+            near = Related(cid, g.node(cid).name, float(sim))
+    try:
+        text = g.text(node.id)
+        freshness = "fresh" if node.reference is not None else "stored in the session"
+    except StaleReferenceError as exc:
+        text, freshness = "", f"stale: {exc}"
+    except Exception as exc:  # a missing file or folder: say so instead of failing
+        text, freshness = "", f"text unavailable: {exc}"
+    lines = text.splitlines()
+    ref = node.reference
+    summary = g.summary_of(node.id)
+    structure = [Related(nb, g.node(nb).title, None, kind) for nb, kind in g.structure_of(node.id)[:12]]
+    return ContentFacts(
+        id=node.id, title=node.title, type=node.type, tokens=node.tokens, created=str(node.created),
+        last_access_turn=node.last_access_turn, turn=g.turn, staleness=0.5 ** (age / config.staleness_half_life),
+        half_life=config.staleness_half_life, source=node.provenance.source, direction=node.provenance.direction,
+        reason=node.provenance.reason, concepts=concepts, near_miss=near, threshold=threshold,
+        reference=f"{ref.file}:{ref.lines[0]}-{ref.lines[1]}" if ref is not None else None,
+        signature=ref.signature if ref is not None else "", freshness=freshness,
+        preview=lines[:PREVIEW_LINES], more_lines=max(len(lines) - PREVIEW_LINES, 0),
+        summary_of=node.summary_of, summary=summary, chunks=len(node.chunks), structure=structure,
+    )
+
+
+def concept_facts(loom, concept_id: str) -> ConceptFacts:
+    g = loom.graph
+    node = g.node(concept_id)
+    content = []
+    tokens = 0
+    for nid, sim in g.content_of(node.id):
+        n = g.node(nid)
+        tokens += n.tokens
+        content.append(Related(nid, n.title, float(sim), f"{n.type}, {n.tokens} tokens"))
+    neighbours = [Related(cid, g.node(cid).name, float(sim), f"{len(g.content_of(cid))} content") for cid, sim in g.related_concepts(node.id)]
+    origin = None
+    if node.origin and node.origin in g:
+        origin = Related(node.origin, g.node(node.origin).title)
+    return ConceptFacts(id=node.id, name=node.name, description=node.description, created=str(node.created),
+                        origin=origin, content=content, neighbours=neighbours, tokens=tokens)
+
+
+def session_facts(loom, top: int = 8) -> SessionFacts:
+    g = loom.graph
+    sizes = {c.id: len(g.content_of(c.id)) for c in g.concept_nodes()}
+    order = sorted(sizes, key=lambda cid: -sizes[cid])[:top]  # stable: ties keep creation order
+    concepts = [Related(cid, g.node(cid).name, float(sizes[cid]), g.node(cid).description) for cid in order]
+    nodes = list(g.content_nodes())
+    largest = sorted(nodes, key=lambda n: -n.tokens)[:top]
+    return SessionFacts(
+        where=str(loom.folder) if loom.folder else "in memory", counts=g.counts(), embedder=loom.embedder.model_id,
+        threshold=g.config.concept_threshold, turn=g.turn, types=dict(sorted(Counter(n.type for n in nodes).items())),
+        concepts=concepts, largest=[Related(n.id, n.title, float(n.tokens), n.type) for n in largest],
+        concepts_total=len(sizes),
+    )
