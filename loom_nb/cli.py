@@ -6,6 +6,7 @@
     loom-nb show SESSION [NODE_ID]                            the session, or one node
     loom-nb demo [--out FOLDER]                               the sample session, three queries
     loom-nb eval CASES.jsonl [--budget N] [--strategy ...]    grade labelled queries against baselines
+    loom-nb mine REPO --out CASES.jsonl [--max N] [--since D] cases from a repository's commits
     loom-nb chat SESSION [--model M] [--host URL]             chat with a local model via Ollama
 """
 
@@ -126,6 +127,18 @@ def cmd_eval(args) -> int:
     print(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+def cmd_mine(args) -> int:
+    from .mine import MineLimits, mine_commits, write_cases
+
+    limits = MineLimits(max_files=args.max_files, max_changed_lines=args.max_lines)
+    cases, report = mine_commits(args.repo, max_cases=args.max, cache=args.cache, rev=args.rev, since=args.since,
+                                 until=args.until, limits=limits, name=args.name)
+    out = write_cases(cases, args.out)
+    print(report)
+    print(f"{len(cases)} cases written to {out}; parent trees under {args.cache or 'the temp folder (loom-nb-mined)'}")
     return 0
 
 
@@ -281,6 +294,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")
     p.add_argument("--cache", help="keep indexed workspaces in this folder between runs")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("mine", help="labelled cases from a git repository's commits (query: message; gold: lines changed)")
+    p.add_argument("repo", help="a git repository (working copy or bare mirror)")
+    p.add_argument("--out", required=True, help="the JSON Lines cases file to write")
+    p.add_argument("--max", type=int, default=50, help="stop after this many cases (default 50)")
+    p.add_argument("--cache", help="folder for the parent trees (default: <temp>/loom-nb-mined/NAME); keep it outside git")
+    p.add_argument("--rev", default="HEAD", help="history to walk (default HEAD)")
+    p.add_argument("--since", help="only commits after this date (git log --since)")
+    p.add_argument("--until", help="only commits before this date")
+    p.add_argument("--name", help="case id prefix (default: the repository's name)")
+    p.add_argument("--max-files", type=int, default=6, help="skip commits touching more source files (default 6)")
+    p.add_argument("--max-lines", type=int, default=300, help="skip commits changing more source lines (default 300)")
+    p.set_defaults(func=cmd_mine)
 
     p = session_parser("chat", "chat with a local model through Ollama; the engine picks each turn's context")
     p.add_argument("--model", help="an Ollama chat model (default: the one the stored chat used)")

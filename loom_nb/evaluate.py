@@ -449,18 +449,23 @@ def run_baseline(strategy: str, ws: _Workspace, query: str, budget: int, embedde
 
 def loom_items(loom, result) -> list[Loaded]:
     """The items a :class:`~loom_nb.engine.QueryResult` loaded, as files and line ranges."""
+    return packed_items(loom.graph, result.packed)
+
+
+def packed_items(graph, packed) -> list[Loaded]:
+    """The items a :class:`~loom_nb.pack.Packed` context holds, as files and line ranges."""
     from .tokens import count_tokens
 
     items = []
-    for block in result.packed.blocks:
-        node = loom.node(block.node_id)
+    for block in packed.blocks:
+        node = graph.node(block.node_id)
         ref = getattr(node, "reference", None)
         if ref is None:
             items.append(Loaded(None, None, None, block.tokens, block.score, block.node_id))
             continue
-        decision = result.decision(block.node_id)
+        decision = packed.decision_of(block.node_id)
         if decision.decision == "chunk" and decision.chunks:
-            text = loom.text(block.node_id)
+            text = graph.text(block.node_id)
             for start, end in decision.chunks:
                 first, last = char_span_lines(text, ref.lines[0], start, end)
                 items.append(Loaded(ref.file, first, last, count_tokens(text[start:end]), block.score, block.node_id))
@@ -576,6 +581,187 @@ def _cache_folder(cache_dir: Path, workspace: Path, model_id: str) -> Path:
     return cache_dir / f"{workspace.name}-{digest}-{model}"
 
 
+def _shared_cache_file(cache_dir: Path, model_id: str) -> Path:
+    return cache_dir / f"embeddings-{re.sub(r'[^A-Za-z0-9._-]+', '_', model_id)}.npz"
+
+
+class Workbench:
+    """The indexed Looms and baseline workspaces of a run, opened once and shared.
+
+    Every workspace is indexed through one :class:`~loom_nb.embed.CachedEmbedder`, so the
+    many near-identical trees of a mined history (one per commit) embed only the units that
+    differ. With ``cache_dir`` that cache is also kept on disk
+    (``embeddings-<model>.npz``) and each workspace's session is saved there, so the next
+    run only refreshes. A Loom can be released once its last case has run
+    (:meth:`release`), which keeps memory flat over hundreds of trees.
+    """
+
+    def __init__(self, embedder=None, cache_dir: str | Path | None = None, progress: bool | None = False):
+        from .embed import CachedEmbedder, default_embedder
+
+        inner = embedder if embedder is not None else default_embedder()
+        self.embedder = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
+        self.explicit_embedder = embedder is not None
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.progress = progress
+        self.looms: dict[Path, Any] = {}
+        self.spaces: dict[Path, _Workspace] = {}
+        self.failures: dict[Path, str] = {}
+        self._loaded = len(self.embedder)
+        if self.cache_dir is not None:
+            path = _shared_cache_file(self.cache_dir, self.embedder.model_id)
+            if path.exists():
+                try:
+                    with np.load(path) as data:
+                        self.embedder.preload([str(k) for k in data["keys"].tolist()], data["vectors"])
+                except (OSError, ValueError, KeyError) as exc:  # a broken cache only costs time
+                    log.warning("%s: ignoring the embedding cache (%s)", path, exc)
+            self._loaded = len(self.embedder)
+
+    def loom(self, case: Case):
+        """The Loom for a case: its session opened, or its workspace indexed (once)."""
+        from .embed import CachedEmbedder
+        from .engine import Loom
+
+        key = case.workspace or case.session
+        if key in self.failures:
+            raise LoomError(self.failures[key])
+        if key not in self.looms:
+            try:
+                if case.session is not None:
+                    self.looms[key] = Loom.open(case.session, embedder=self.embedder if self.explicit_embedder else None, create=False)
+                elif self.cache_dir is not None:
+                    folder = _cache_folder(self.cache_dir, case.workspace, self.embedder.model_id)
+                    loom = Loom.open(folder, embedder=CachedEmbedder(self.embedder))  # saves only its own vectors
+                    loom.index(case.workspace, progress=self.progress)
+                    loom.save()
+                    self.looms[key] = loom
+                else:
+                    loom = Loom(embedder=self.embedder)
+                    loom.index(case.workspace, progress=self.progress)
+                    self.looms[key] = loom
+            except LoomError as exc:
+                self.failures[key] = str(exc)
+                raise
+        return self.looms[key]
+
+    def workspace(self, case: Case, loom) -> _Workspace:
+        """The files and windows the baselines load from."""
+        root = case.workspace or loom.graph.workspace
+        if root is None:
+            raise LoomError("the session indexes no workspace, so the file baselines have nothing to load")
+        root = Path(root)
+        if root not in self.spaces:
+            self.spaces[root] = _Workspace(root)
+        return self.spaces[root]
+
+    def release(self, case: Case) -> None:
+        """Forget a case's Loom and workspace (its next use opens them again)."""
+        key = case.workspace or case.session
+        loom = self.looms.pop(key, None)
+        if loom is not None:
+            self.spaces.pop(Path(case.workspace or loom.graph.workspace or "."), None)
+
+    def save(self) -> None:
+        """Write the shared embedding cache to ``cache_dir`` when it grew."""
+        if self.cache_dir is None or len(self.embedder) == self._loaded:
+            return
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        keys, vectors = zip(*self.embedder.items()) if len(self.embedder) else ((), ())
+        path = _shared_cache_file(self.cache_dir, self.embedder.model_id)
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=np.array(keys, dtype=str), vectors=np.stack(vectors).astype(np.float32) if vectors else np.zeros((0, self.embedder.dim), np.float32))
+        tmp.replace(path)
+        self._loaded = len(self.embedder)
+
+
+def run_case(bench: Workbench, case: Case, strategies: Sequence[str], budget: int, config=None) -> list[CaseResult]:
+    """One case under every strategy at one budget (``config``: the Loom's ranking and
+    packing parameters for this run; the session's own when None)."""
+    try:
+        loom = bench.loom(case)
+    except LoomError as exc:
+        return [CaseResult(case.id, s, [], None, str(exc)) for s in strategies]
+    case_budget = case.budget or budget
+    spans = {}
+    for node_id in case.gold_nodes:
+        ref = getattr(loom.node(node_id), "reference", None) if node_id in loom.graph else None
+        if ref is not None:
+            spans[node_id] = (ref.file, ref.lines[0], ref.lines[1])
+    gold = Gold(frozenset(case.gold_files), frozenset(case.gold_nodes), dict(case.gold_ranges), spans)
+    results = []
+    for strategy in strategies:
+        try:
+            ws = bench.workspace(case, loom) if (strategy != "loom" or case.workspace is not None or loom.graph.workspace) else None
+            total = ws.total_tokens if ws is not None else None
+            if strategy == "loom":
+                saved = loom.graph.config
+                if config is not None:
+                    loom.graph.config = config
+                try:
+                    result = loom.query(case.query, budget=case_budget, mode="fused")
+                finally:
+                    loom.graph.config = saved
+                items, seconds, used = loom_items(loom, result), result.seconds, result.packed.context_tokens
+            else:
+                if strategy == "dense":
+                    ws.window_vectors(loom.embedder)  # embedding the windows is indexing, not query time
+                started = time.perf_counter()
+                items = run_baseline(strategy, ws, case.query, case_budget, loom.embedder)
+                seconds, used = time.perf_counter() - started, None
+            metrics = grade(items, gold, budget=case_budget, tokens=used, workspace_tokens=total, seconds=seconds)
+            results.append(CaseResult(case.id, strategy, items, metrics))
+        except LoomError as exc:
+            log.warning("case %s, %s: %s", case.id, strategy, exc)
+            results.append(CaseResult(case.id, strategy, [], None, str(exc)))
+    return results
+
+
+def _check(strategies: Sequence[str], budgets: Sequence[int]) -> None:
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise LoomError(f"unknown strategy {', '.join(map(repr, unknown))}; the strategies are {', '.join(STRATEGIES)}")
+    for budget in budgets:
+        if budget <= 0:
+            raise LoomError(f"the budget must be a positive number of tokens, got {budget}")
+
+
+def evaluate_budgets(
+    cases: Sequence[Case],
+    budgets: Sequence[int],
+    strategies: Sequence[str] = STRATEGIES,
+    embedder=None,
+    cache_dir: str | Path | None = None,
+    progress: bool | None = False,
+    config=None,
+    bench: Workbench | None = None,
+) -> dict[int, EvalReport]:
+    """:func:`evaluate` at several budgets, indexing each workspace once: ``{budget: report}``.
+
+    Cases run grouped by workspace, and a workspace's Loom is released after its last
+    case, so memory stays flat however many trees a mined history has. ``config``
+    replaces the Loom's ranking and packing parameters (weights, floors, chunking) for
+    the run; ``bench`` reuses Looms already open (then nothing is released).
+    """
+    _check(strategies, budgets)
+    own = bench is None
+    bench = bench or Workbench(embedder, cache_dir, progress)
+    last_use = {}
+    for k, case in enumerate(cases):
+        last_use[case.workspace or case.session] = k
+    results: dict[int, list[CaseResult]] = {b: [] for b in budgets}
+    try:
+        for k, case in enumerate(cases):
+            for budget in budgets:
+                results[budget].extend(run_case(bench, case, strategies, budget, config))
+            if own and last_use[case.workspace or case.session] == k:
+                bench.release(case)
+    finally:
+        if own:
+            bench.save()
+    return {b: EvalReport(list(cases), results[b], tuple(strategies), b) for b in budgets}
+
+
 def evaluate(
     cases: Sequence[Case],
     budget: int = DEFAULT_BUDGET,
@@ -583,6 +769,7 @@ def evaluate(
     embedder=None,
     cache_dir: str | Path | None = None,
     progress: bool | None = False,
+    config=None,
 ) -> EvalReport:
     """Run every case under every strategy and grade what each loaded.
 
@@ -598,94 +785,16 @@ def evaluate(
         For the Loom and the ``dense`` baseline; default MiniLM. A ``session`` case uses
         the session's own embedder when none is given.
     cache_dir : path, optional
-        Keep each workspace's indexed session here, so the next run only refreshes it.
+        Keep each workspace's indexed session here, and the embeddings of every
+        workspace, so the next run only refreshes.
     progress : bool, optional
         Indexing progress bars (default off).
+    config : LoomConfig, optional
+        Ranking and packing parameters for the engine (default: the Loom's own).
 
     Returns
     -------
     EvalReport
         Each workspace is indexed once per run; latency counts the query only.
     """
-    unknown = [s for s in strategies if s not in STRATEGIES]
-    if unknown:
-        raise LoomError(f"unknown strategy {', '.join(map(repr, unknown))}; the strategies are {', '.join(STRATEGIES)}")
-    if budget <= 0:
-        raise LoomError(f"the budget must be a positive number of tokens, got {budget}")
-    from .engine import Loom
-
-    looms: dict[Path, Any] = {}
-    spaces: dict[Path, _Workspace] = {}
-    failures: dict[Path, str] = {}
-
-    def open_loom(case: Case):
-        key = case.workspace or case.session
-        if key in failures:
-            raise LoomError(failures[key])
-        if key not in looms:
-            try:
-                if case.session is not None:
-                    looms[key] = Loom.open(case.session, embedder=embedder, create=False)
-                elif cache_dir is not None:
-                    probe = embedder if embedder is not None else None
-                    if probe is None:
-                        from .embed import default_embedder
-
-                        probe = default_embedder()
-                    folder = _cache_folder(Path(cache_dir), case.workspace, probe.model_id)
-                    loom = Loom.open(folder, embedder=probe)
-                    loom.index(case.workspace, progress=progress)
-                    loom.save()
-                    looms[key] = loom
-                else:
-                    loom = Loom(embedder=embedder)
-                    loom.index(case.workspace, progress=progress)
-                    looms[key] = loom
-            except LoomError as exc:
-                failures[key] = str(exc)
-                raise
-        return looms[key]
-
-    def workspace_of(case: Case, loom) -> _Workspace:
-        root = case.workspace or loom.graph.workspace
-        if root is None:
-            raise LoomError("the session indexes no workspace, so the file baselines have nothing to load")
-        root = Path(root)
-        if root not in spaces:
-            spaces[root] = _Workspace(root)
-        return spaces[root]
-
-    results: list[CaseResult] = []
-    for case in cases:
-        case_budget = case.budget or budget
-        try:
-            loom = open_loom(case)
-        except LoomError as exc:
-            results.extend(CaseResult(case.id, s, [], None, str(exc)) for s in strategies)
-            continue
-        spans = {}
-        for node_id in case.gold_nodes:
-            ref = getattr(loom.node(node_id), "reference", None) if node_id in loom.graph else None
-            if ref is not None:
-                spans[node_id] = (ref.file, ref.lines[0], ref.lines[1])
-        gold = Gold(frozenset(case.gold_files), frozenset(case.gold_nodes), dict(case.gold_ranges), spans)
-        for strategy in strategies:
-            try:
-                ws = workspace_of(case, loom) if (strategy != "loom" or case.workspace is not None or loom.graph.workspace) else None
-                total = ws.total_tokens if ws is not None else None
-                if strategy == "loom":
-                    result = loom.query(case.query, budget=case_budget, mode="fused")
-                    items, seconds, used = loom_items(loom, result), result.seconds, result.packed.context_tokens
-                else:
-                    if strategy == "dense":
-                        ws.window_vectors(loom.embedder)  # embedding the windows is indexing, not query time
-                    started = time.perf_counter()
-                    items = run_baseline(strategy, ws, case.query, case_budget, loom.embedder)
-                    seconds, used = time.perf_counter() - started, None
-                metrics = grade(items, gold, budget=case_budget, tokens=used, workspace_tokens=total, seconds=seconds)
-                results.append(CaseResult(case.id, strategy, items, metrics))
-            except LoomError as exc:
-                log.warning("case %s, %s: %s", case.id, strategy, exc)
-                results.append(CaseResult(case.id, strategy, [], None, str(exc)))
-    return EvalReport(list(cases), results, tuple(strategies), budget)
-
+    return evaluate_budgets(cases, [budget], strategies, embedder, cache_dir, progress, config)[budget]

@@ -199,6 +199,21 @@ def composite(signals: np.ndarray, weights: Weights) -> tuple[np.ndarray, np.nda
     return contributions.sum(axis=1), contributions
 
 
+def relevance_mask(signals: np.ndarray, config: LoomConfig) -> np.ndarray:
+    """Which nodes are *relevant*: semantic signal at or above ``relevance_floor``, BM25F
+    terms at or above ``lexical_relevance``, or a file the query names or tags.
+
+    >>> S = np.zeros((3, len(SIGNALS))); S[0, 0] = 0.5; S[1, 6] = 0.6; S[2, 0] = 0.1
+    >>> relevance_mask(S, LoomConfig()).tolist()
+    [True, True, False]
+    """
+    if len(signals) == 0:
+        return np.zeros(0, dtype=bool)
+    col = {name: k for k, name in enumerate(SIGNALS)}
+    return ((signals[:, col["semantic"]] >= config.relevance_floor) | (signals[:, col["terms"]] >= config.lexical_relevance)
+            | (signals[:, col["path_mention"]] > 0) | (signals[:, col["tagged"]] > 0))
+
+
 # -- the ranking --------------------------------------------------------------------------
 
 
@@ -258,6 +273,20 @@ class Ranking:
     def top(self, k: int = 10) -> list[tuple[str, float]]:
         return [(self.node_ids[i], float(self.scores[i])) for i in self.order[:k]]
 
+    def reweighted(self, config: LoomConfig, weights: Weights | None = None) -> "Ranking":
+        """The same signals under other weights and relevance thresholds, without ranking
+        again (weight tuning re-scores thousands of times). Signals that depend on the
+        config themselves (hop decay, size reference, the semantic floor's share in link
+        density) keep the values they were computed with."""
+        weights = weights or config.weights
+        scores, contributions = composite(self.signals, weights)
+        return Ranking(
+            query=self.query, node_ids=self.node_ids, signals=self.signals, contributions=contributions,
+            scores=scores, relevant=relevance_mask(self.signals, config), hops=self.hops,
+            relevant_concept_counts=self.relevant_concept_counts, weights=weights, anchor=self.anchor,
+            anchor_similarity=self.anchor_similarity, tokens=self.tokens,
+        )
+
 
 def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights: Weights | None = None, config: LoomConfig | None = None) -> Ranking:
     """Score every content node of ``graph`` against a query vector.
@@ -306,7 +335,6 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
         hop, hops = follow_structure(hops, a.structure_a, a.structure_b, config.hop_decay)
     density, counts = density_signal(n, a.link_content, a.link_concept, relevant_concepts, (a.structure_a, a.structure_b, relevant))
     terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n)
-    relevant = relevant | (terms >= config.lexical_relevance) | (mention > 0) | (tagged > 0)
     signals = np.column_stack(
         [
             semantic,
@@ -322,6 +350,7 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
         ]
     ) if n else np.zeros((0, len(SIGNALS)))
     scores, contributions = composite(signals, weights)
+    relevant = relevance_mask(signals, config)
     return Ranking(
         query=query,
         node_ids=a.content_ids,

@@ -205,8 +205,9 @@ def test_cache_dir_reuses_the_session(tmp_path):
     ws = _workspace(tmp_path)
     case = Case("c", "refresh token", workspace=ws.resolve(), gold_files=("pkg/auth.py",))
     first = evaluate([case], budget=300, strategies=("loom",), embedder=HashingEmbedder(), cache_dir=tmp_path / "cache")
-    folders = list((tmp_path / "cache").iterdir())
+    folders = [f for f in (tmp_path / "cache").iterdir() if f.is_dir()]
     assert len(folders) == 1 and (folders[0] / "graph.json").exists()
+    assert (tmp_path / "cache" / "embeddings-hashing-256.npz").exists()  # shared by every workspace
     second = evaluate([case], budget=300, strategies=("loom",), embedder=HashingEmbedder(), cache_dir=tmp_path / "cache")
     assert [i.to_dict() for i in first.results[0].items] == [i.to_dict() for i in second.results[0].items]
 

@@ -1,0 +1,134 @@
+"""Mining cases from git history: a tiny repository with known commits, mined and checked."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from loom_nb.cli import main
+from loom_nb.evaluate import load_cases
+from loom_nb.mine import MineLimits, clean_message, gold_spans, is_source, mine_commits, parse_hunks, write_cases
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+APP_V1 = """import os
+
+
+def load(path):
+    with open(path) as f:
+        return f.read()
+
+
+def save(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+"""
+
+# commit 2 changes load (lines 5-6 of v1) and inserts a function between load and save
+APP_V2 = """import os
+
+
+def load(path, encoding="utf-8"):
+    with open(path, encoding=encoding) as f:
+        return f.read()
+
+
+def exists(path):
+    return os.path.exists(path)
+
+
+def save(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+"""
+
+
+def git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "A",
+                        "GIT_COMMITTER_EMAIL": "a@x", "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(repo)})
+
+
+@pytest.fixture
+def repo(tmp_path):
+    repo = tmp_path / "proj"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "pkg" / "io.py").write_text(APP_V1)
+    (repo / "README.md").write_text("# proj\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "initial import")
+    # 2: the case: a source change plus a test change (the test is not gold)
+    (repo / "pkg" / "io.py").write_text(APP_V2)
+    (repo / "tests" / "test_io.py").write_text("def test_load():\n    pass\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "Read files with an explicit encoding (#12)\n\nSigned-off-by: A <a@x>")
+    # 3: docs only
+    (repo / "README.md").write_text("# proj\n\nUsage.\n")
+    git(repo, "commit", "-q", "-am", "document usage in the readme")
+    # 4: a version bump touching source
+    (repo / "pkg" / "io.py").write_text(APP_V2.replace("import os", "import os\n__version__ = '1.2.0'"))
+    git(repo, "commit", "-q", "-am", "Release version 1.2.0")
+    # 5: whitespace only
+    (repo / "pkg" / "io.py").write_text(APP_V2.replace("import os", "import os\n__version__ = '1.2.0'").replace("f.read()", "f.read()  "))
+    git(repo, "commit", "-q", "-am", "tidy up the loader code")
+    # 6: a new file only (no parent lines to be gold)
+    (repo / "pkg" / "extra.py").write_text("X = 1\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "add the extra settings module")
+    return repo
+
+
+def test_mine_keeps_the_source_change_with_exact_parent_lines(repo, tmp_path):
+    cases, report = mine_commits(repo, max_cases=10, cache=tmp_path / "trees")
+    assert report.examined == 6 and report.kept == 1
+    assert report.rejected == {"root commit": 1, "no source file changed (docs / tests / config only)": 1,
+                               "version bump": 1, "formatting / typo": 1, "source files only added or deleted": 1}
+    (case,) = cases
+    assert case["query"] == "Read files with an explicit encoding"
+    assert case["gold_files"] == ["pkg/io.py"]
+    # v1 lines 4-5 changed (def load, with open); the insertion after line 7 (blank) is
+    # anchored on the lines with text around it: 6 (return f.read()) and 9 (def save)
+    assert case["gold_ranges"] == {"pkg/io.py": [[4, 6], [9, 9]]}
+    parent = (tmp_path / "trees" / case["parent"])
+    assert (parent / "pkg" / "io.py").read_text() == APP_V1  # the tree before the commit
+    assert not (parent / "tests" / "test_io.py").exists()
+
+
+def test_written_cases_load_and_materialise_once(repo, tmp_path):
+    cases, _ = mine_commits(repo, max_cases=10, cache=tmp_path / "out" / "trees")
+    path = write_cases(cases, tmp_path / "out" / "cases.jsonl")
+    record = json.loads(path.read_text())
+    assert record["workspace"] == f"trees/{record['parent']}"  # relative: under the file's folder
+    loaded, errors = load_cases(path)
+    assert errors == [] and loaded[0].gold_ranges == {"pkg/io.py": ((4, 6), (9, 9))}
+    marker = tmp_path / "out" / "trees" / f".{record['parent']}.done"
+    before = marker.stat().st_mtime_ns
+    mine_commits(repo, max_cases=10, cache=tmp_path / "out" / "trees")
+    assert marker.stat().st_mtime_ns == before  # the tree is not extracted again
+
+
+def test_limits_reject_large_commits(repo, tmp_path):
+    cases, report = mine_commits(repo, cache=tmp_path / "t", limits=MineLimits(max_changed_lines=2), materialise_trees=False)
+    assert cases == [] and report.rejected["too large (lines)"] == 1
+
+
+def test_cli_mine(repo, tmp_path, capsys):
+    out = tmp_path / "cases.jsonl"
+    assert main(["mine", str(repo), "--out", str(out), "--max", "5", "--cache", str(tmp_path / "trees")]) == 0
+    assert "1 kept" in capsys.readouterr().out
+    assert len(out.read_text().splitlines()) == 1
+
+
+def test_helpers():
+    assert [is_source(p) for p in ("a/b.go", "a/b_test.go", "tests/x.py", "src/test_x.py", "docs/x.py", "x.md")] == [
+        True, False, False, False, False, False]
+    assert clean_message("fix: x (#3)\n\nCo-authored-by: B <b@x>\n") == "fix: x"
+    diff = "diff --git a/m.go b/m.go\n--- a/m.go\n+++ b/m.go\n@@ -5 +5 @@\n-a\n+b\n@@ -1,0 +2 @@\n+c\n"
+    assert parse_hunks(diff) == {"m.go": [(1, 2), (5, 5)]}
+    assert parse_hunks(diff, kinds=True) == {"m.go": [(5, 5, "changed"), (1, 2, "inserted")]}
+    assert gold_spans([(1, 3, "changed")], ["x", "", "y"]) == [(1, 1), (3, 3)]
