@@ -22,7 +22,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q --doctest-modules loom_nb tests
-	$(BIN)/python -m pytest -q --nbval-lax --nbval-current-env notebooks
+	$(BIN)/python -m pytest -q --nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
 
 # Rebuild the tutorial notebooks from tools/make_*.py and save them executed.
 notebooks: $(STAMP)

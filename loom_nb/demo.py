@@ -9,7 +9,7 @@ Runs on MiniLM in-process; no server is needed. Both sessions are saved.
 
 The folders under ``sample_sessions/`` are also *ready* sessions (``graph.json``,
 ``content/``, ``embeddings/`` beside the ``session.json`` and sources they are built from, by
-``tools/make_sample_sessions.py``): :func:`open_sample` opens a copy in a moment, so the
+``tools/build_sample_sessions.py``): :func:`open_sample` opens a copy in a moment, so the
 notebooks need not embed anything before their first query.
 """
 
@@ -112,7 +112,7 @@ def open_sample(name: str = "auth-debugging", *, copy: bool = True, embedder: Em
     """
     folder = _sample_dir(name)
     if not (folder / "graph.json").is_file():
-        raise LoomError(f"{folder} holds no ready session: run tools/make_sample_sessions.py")
+        raise LoomError(f"{folder} holds no ready session: run tools/build_sample_sessions.py")
     if copy:
         target = Path(tempfile.mkdtemp(prefix=f"loom-{folder.name}-")) / folder.name
         spec = json.loads((folder / "session.json").read_text(encoding="utf-8"))

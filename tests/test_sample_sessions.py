@@ -37,7 +37,7 @@ def test_there_are_three_kinds_of_sample():
 def test_a_sample_is_a_ready_minilm_session(name):
     folder = SAMPLES / name
     for entry in SESSION_ENTRIES:
-        assert (folder / entry).exists(), f"{name} lacks {entry}: run tools/make_sample_sessions.py"
+        assert (folder / entry).exists(), f"{name} lacks {entry}: run tools/build_sample_sessions.py"
     loom = open_sample(name, copy=False)
     assert loom.embedder.model_id == "all-MiniLM-L6-v2"
     assert loom.folder is None  # read in place: save() cannot write back into the sample

@@ -80,5 +80,30 @@ cells = [
         "assert again.files_indexed == 0 and again.texts_embedded == 0  # nothing changed: nothing parsed or embedded"
     ),
     new_code_cell("loom.save()\nprint(Loom.open(loom.folder))"),
+    new_markdown_cell(
+        "## A ready code session\n\n"
+        "`sample_sessions/loom-nb-code` holds nine modules of loom-nb indexed the same way, with a snapshot of\n"
+        "the files its references point to (so they never go stale). `open_sample` opens a copy in\n"
+        "milliseconds, and the concept document's three example queries run at once."
+    ),
+    new_code_cell(
+        "from loom_nb.demo import open_sample, sample_spec\n\n"
+        "code = open_sample('loom-nb-code')\n"
+        "print(code.graph.counts())\n"
+        "for question in sample_spec('loom-nb-code')['queries']:\n"
+        "    answer = code.query(question, budget=3000, mode='fused')\n"
+        "    print(f'{question:<45} ' + ' | '.join(row.title for row in answer.rows(3)))"
+    ),
+    new_markdown_cell(
+        "A reference node's view says where it points, whether the file still matches the hash taken at\n"
+        "indexing (`text: fresh`), which concepts it linked to, and its code-structure edges."
+    ),
+    new_code_cell("# NBVAL_CHECK_OUTPUT\ncode.view('n187')  # rank.py: the Ranking class"),
+    new_markdown_cell("The concept with the most content, and the concepts around it:"),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "biggest = max(code.graph.concept_nodes(), key=lambda c: len(code.graph.content_of(c.id)))\n"
+        "code.view(biggest.id)"
+    ),
 ]
 write(cells, "notebooks/02_index_a_codebase.ipynb")

@@ -27,8 +27,13 @@ cells = [
         "concept; the closest concept below the threshold is recorded as the *near miss*."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "pasted = (SOURCES / '01-question-with-log.txt').read_text()\n"
-        "print(loom.classify(pasted))\n"
+        "print(loom.classify(pasted))"
+    ),
+    new_markdown_cell("In a notebook the classification draws itself: the verdict, the segments and the reasons."),
+    new_code_cell("# NBVAL_CHECK_OUTPUT\nloom.classify(pasted)"),
+    new_code_cell(
         "result = loom.add(pasted)\n"
         "print(result)\n"
         "assert len(result.nodes) == 2  # the question and the log"
@@ -43,8 +48,13 @@ cells = [
         "    '07-deploy-runbook.md': 'input',\n"
         "}\n"
         "for name, kind in kinds.items():\n"
-        "    print(name, '->', loom.add((SOURCES / name).read_text(), type=kind, reason=name))\n"
-        "print(loom)"
+        "    print(name, '->', loom.add((SOURCES / name).read_text(), type=kind, reason=name))"
+    ),
+    new_markdown_cell(
+        "The session shows its size, its concepts with the most content and its largest nodes\n"
+        "(`print(loom)` gives the same in a terminal)."
+    ),
+    new_code_cell("loom"
     ),
     new_markdown_cell(
         "## Asking a query\n\n"
@@ -118,6 +128,36 @@ cells = [
         "again = Loom.open(folder)\n"
         "assert again.graph == loom.graph\n"
         "print(again)"
+    ),
+    new_markdown_cell(
+        "## Ready sessions\n\n"
+        "Building a session embeds every text once. `sample_sessions/` holds three ready ones: this debugging\n"
+        "conversation, part of loom-nb's own code indexed into reference nodes, and twenty short notes on\n"
+        "baking sourdough bread. `open_sample` opens a copy in a few milliseconds: nothing is embedded again,\n"
+        "and whatever the notebook records or saves, the committed folder stays as it is."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "from loom_nb.demo import open_sample, sample_names\n\n"
+        "print(sample_names())\n"
+        "notes = open_sample('sourdough-notes')\n"
+        "notes"
+    ),
+    new_markdown_cell(
+        "The notes were linked at a concept threshold of 0.6 (MiniLM scores notes on one topic 0.5–0.7 to\n"
+        "each other). A concept is an index entry, never sent to the model; its view lists the content\n"
+        "linked to it, with the cosine stored at link time, and its neighbour concepts."
+    ),
+    new_code_cell("# NBVAL_CHECK_OUTPUT\nnotes.view('c7')"),
+    new_markdown_cell(
+        "A content node's view: provenance, staleness (the signal decays by half every 8 turns unused),\n"
+        "its concepts, the *near miss* (the closest concept below the threshold) and a preview."
+    ),
+    new_code_cell("# NBVAL_CHECK_OUTPUT\nnotes.view('n10')"),
+    new_code_cell(
+        "answer = notes.query('How do I know when bulk fermentation is done?', budget=600)\n"
+        "print(answer.manifest)\n"
+        "assert 'n8' in answer.loaded  # the note on bulk fermentation"
     ),
 ]
 

@@ -8,18 +8,17 @@ cells = [
         "# Seeing and steering the decisions\n\n"
         "Every score is a weighted sum of ten signals, and every decision has a reason. This notebook draws\n"
         "them — contributions, the budget, the graph — moves the weights with sliders, and exports a\n"
-        "report to share. It uses the debugging sample session and the default MiniLM embedder."
+        "report to share. It opens the ready debugging session (`sample_sessions/auth-debugging`, made with the\n"
+        "default MiniLM embedder)."
     ),
     new_code_cell(
-        "import tempfile\n"
-        "from pathlib import Path\n"
-        "import plotly.io as pio\n"
-        "from loom_nb.demo import SAMPLE, build_session\n\n"
-        "pio.renderers.default = 'plotly_mimetype'  # the figure travels as data: no CDN, no 4 MB per chart\n"
-        "folder = Path(tempfile.mkdtemp()) / 'auth-session'\n"
-        "loom = build_session(SAMPLE, folder)\n"
+        "from loom_nb.demo import open_sample\n"
+        "from loom_nb.views.figures import use_offline_plotly\n\n"
+        "use_offline_plotly()  # plotly.js once, in this cell's output: figures draw with no network, here and in an HTML export\n"
+        "loom = open_sample('auth-debugging')  # a copy of the ready session: nothing to embed\n"
+        "folder = loom.folder\n"
         "result = loom.query('Why does the refresh fail with invalid_grant after the token expires?', window=4096, mode='fused')\n"
-        "print(result.manifest)"
+        "result"
     ),
     new_markdown_cell("## What each signal contributed\n\nThe bars of a node add up to its score; the label says what was decided."),
     new_code_cell(
@@ -46,6 +45,14 @@ cells = [
         "view"
     ),
     new_markdown_cell(
+        "Any node of the drawing can be opened. The top node's concept: the content linked to it (with the\n"
+        "cosine at link time) and its neighbour concepts, which is how the hop signal reaches further."
+    ),
+    new_code_cell(
+        "concept_id, similarity = loom.graph.concepts_of(result.rows(1)[0].node_id)[0]\n"
+        "loom.view(concept_id)"
+    ),
+    new_markdown_cell(
         "## Sliders\n\n"
         "`loom.tune(query)` shows a slider for each weight, the relevance floor and the concept threshold,\n"
         "plus mode and budget. Moving one re-ranks with the engine and redraws the table (the session's own\n"
@@ -66,10 +73,17 @@ cells = [
         "assert before != after and tuner.result.rows(1)[0].type in ('analysis', 'summary')"
     ),
     new_markdown_cell(
+        "The panel needs a live kernel (or a widget renderer) to move. `snapshot()` freezes what the sliders\n"
+        "show and the table they produced as plain text and HTML: it reads the same in a terminal, here and\n"
+        "in an exported page."
+    ),
+    new_code_cell("tuner.snapshot()"),
+    new_markdown_cell(
         "The concept threshold slider previews what re-linking at another threshold would do: which\n"
         "concepts would merge, and how many links would split off."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "from loom_nb.views.widgets import threshold_preview\n\n"
         "tuner.threshold.value = 0.6  # the panel shows this preview under the sliders\n"
         "print(threshold_preview(loom, 0.6))"

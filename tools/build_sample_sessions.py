@@ -1,6 +1,6 @@
 """Build the ready sample sessions in sample_sessions/ (graph.json, content/, embeddings/).
 
-    .venv/bin/python tools/make_sample_sessions.py [NAME ...] [--refresh-code]
+    .venv/bin/python tools/build_sample_sessions.py [NAME ...] [--refresh-code]
 
 Each folder under sample_sessions/ holds a ``session.json`` and what it is built from (its
 ``sources/``, or for loom-nb-code a ``workspace/`` snapshot of part of the package). Each is
@@ -10,7 +10,7 @@ so git state plays no part), then its session files replace the ones in the samp
 again (the snapshot is otherwise left as committed, so the session never goes stale).
 
 tests/test_sample_sessions.py rebuilds every sample the same way and checks that the
-committed session has the same nodes.
+committed session has the same nodes. (Not named make_*.py: ``make notebooks`` runs those.)
 """
 
 from __future__ import annotations
