@@ -40,10 +40,25 @@ import numpy as np
 Answer = str | dict[str, Any] | Callable[[dict[str, Any]], "str | dict[str, Any]"]
 """A recorded answer: its text, ``{"content": ..., "tool_calls": [...]}``, ``{"error": ...}``
 (answered with HTTP 500, as Ollama reports a failed runner), or a function of the request
-body that returns one of those."""
+body that returns one of those.
+
+Two forms let a recording follow a conversation whose details vary with the engine:
+
+- ``{"match": REGEX, ...}`` answers requests whose last message matches ``REGEX`` (for
+  example loom-nb's own summary requests) out of turn: several for one pattern are used in
+  order, and the last of them *stands* (it is never used up);
+- ``$AVAILABLE_k`` in a recorded tool call's arguments or text stands for the k-th node id
+  the request listed under ``Available on request:`` (what the engine offered this time).
+"""
+
+_AVAILABLE = re.compile(r"^Available on request:\n((?:- .*\n?)+)", re.MULTILINE)
 
 
-def load_recording(path: str | Path) -> list[dict[str, Any]]:
+RECORDED_CHAT = Path(__file__).parent / "_data" / "recorded_chat.json"
+"""The chat the tutorial replays when no Ollama server answers (answers written by hand)."""
+
+
+def load_recording(path: str | Path = RECORDED_CHAT) -> list[dict[str, Any]]:
     """The answers of a recorded chat (JSON: ``{"answers": [...]}``), in the order given."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     answers = data.get("answers") if isinstance(data, dict) else None
@@ -82,7 +97,9 @@ class OllamaStandIn:
         self.models = {m.split(":")[0] for m in models}
         self.dim = dim
         self.show = show if show is not None else default_show()
-        self.answers: deque[Answer] = deque(answers)
+        answers = list(answers)
+        self.standing = [a for a in answers if isinstance(a, dict) and "match" in a]
+        self.answers: deque[Answer] = deque(a for a in answers if not (isinstance(a, dict) and "match" in a))
         self.fallback: Answer = "(the recording has no more answers)"
         self.chunk_words = chunk_words
         self.requests: list[tuple[str, dict]] = []
@@ -99,14 +116,36 @@ class OllamaStandIn:
         return rng.normal(size=self.dim).tolist()
 
     def next_answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = body.get("messages") or [{}]
+        last = str(messages[-1].get("content") or "")
         with self._lock:
-            answer = self.answers.popleft() if self.answers else self.fallback
+            matching = [a for a in self.standing if re.search(a["match"], last)]
+            if matching:
+                answer = matching[0]
+                if len(matching) > 1:  # used in order; the last one stands
+                    self.standing.remove(answer)
+            else:
+                answer = self.answers.popleft() if self.answers else self.fallback
         if callable(answer):
             answer = answer(body)
         if isinstance(answer, str):
             answer = {"content": answer}
-        return {"content": answer.get("content", ""), "tool_calls": answer.get("tool_calls") or [],
-                "error": answer.get("error")}
+        answer = {"content": answer.get("content", ""), "tool_calls": answer.get("tool_calls") or [],
+                  "error": answer.get("error")}
+        if "$AVAILABLE_" in json.dumps(answer):
+            answer = json.loads(self._fill_available(json.dumps(answer), messages))
+        return answer
+
+    @staticmethod
+    def _fill_available(text: str, messages: list[dict[str, Any]]) -> str:
+        """Replace ``$AVAILABLE_k`` with the k-th id offered in the request (or ``none``)."""
+        offered: list[str] = []
+        for m in messages:
+            match = _AVAILABLE.search(str(m.get("content") or ""))
+            if match:
+                offered = [line[2:].split(":", 1)[0] for line in match.group(1).splitlines() if line.startswith("- ")]
+        return re.sub(r"\$AVAILABLE_(\d+)",
+                      lambda m: offered[int(m.group(1)) - 1] if int(m.group(1)) <= len(offered) else "none", text)
 
     @property
     def chat_requests(self) -> list[dict[str, Any]]:

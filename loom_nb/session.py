@@ -224,6 +224,9 @@ class Session:
     summarize : "model" | "extractive"
         How turns that fall out of the history are summarised; "model" falls back to
         extractive whenever the model cannot answer.
+    summary_block : int
+        Messages summarised together at least (4: two turns); the oldest kept messages
+        join the block when fewer than that fell out.
     background : bool
         Index answers on a background thread (the default); ``False`` does it inline.
     """
@@ -241,6 +244,7 @@ class Session:
         max_callbacks: int = 2,
         tools: str | bool = "auto",
         summarize: str = "model",
+        summary_block: int = 4,
         background: bool = True,
     ):
         if not model:
@@ -257,6 +261,7 @@ class Session:
         self.max_callbacks = int(max_callbacks)
         self.tools_setting = tools
         self.summarize = summarize
+        self.summary_block = max(int(summary_block), 1)
         self.decisions = DecisionGraph()
         self.messages: list[Message] = []
         self.turns: list[Turn] = []
@@ -435,7 +440,7 @@ class Session:
         context_budget = max(rest - zones["history"] - available_reserve, 0)
         in_history = [n for m in history for n in m.node_ids] + summary_ids
         result = self.loom.query(
-            text, budget=context_budget, record=True, callback=callbacks_on,
+            self._retrieval_query(text), budget=context_budget, record=True, callback=callbacks_on,
             exclude=input_ids + in_history, exclude_reason="already in this turn's messages (query or history)",
         )
         available = self._available(result, available_reserve) if callbacks_on else ""
@@ -454,6 +459,21 @@ class Session:
                     summary_node=self.summaries[-1]["node_id"] if summary_ids else None)
         return turn, messages, tools
 
+    def _retrieval_query(self, text: str, previous_tokens: int = 120) -> str:
+        """What the engine ranks against: the message, then the previous exchange, clipped.
+
+        Follow-ups ("Which code must change?", "Write a test for it") name nothing; the
+        exchange before them does. The previous question and the start of the previous
+        answer share ``previous_tokens`` and go second, so the new message leads.
+        """
+        previous = next((m.content for m in reversed(self.messages) if m.role == "user"), None)
+        if not previous:
+            return text
+        answer = self.messages[-1].content if self.messages[-1].role == "assistant" else ""
+        clip = lambda t, n: " ".join(t.split()[:n])  # noqa: E731  (words ≈ 0.75 tokens)
+        words = previous_tokens * 3 // 4
+        return f"{text}\n\n(previous question: {clip(previous, words // 2)})\n(previous answer: {clip(answer, words // 2)})"
+
     def _history(self, cap: int, window: int) -> tuple[list[Message], str, list[str]]:
         """Newest-first messages within ``cap``; summarise what falls out; the summary text."""
         kept: list[Message] = []
@@ -466,7 +486,12 @@ class Session:
         kept.reverse()
         first_kept = len(self.messages) - len(kept)
         if first_kept > self._summarised:
-            self._summarise(self._summarised, first_kept, window)
+            # summarise a block of at least summary_block messages (fewer, fuller summaries,
+            # fewer model calls); kept messages it covers leave the history with it
+            end = max(first_kept, min(self._summarised + self.summary_block, len(self.messages) - 2))
+            self._summarise(self._summarised, end, window)
+            kept = self.messages[max(end, first_kept):]
+            used = sum(m.cost() for m in kept)
         # the newest summaries that fit in what history left, oldest first in the text
         texts, ids, left = [], [], cap - used - MESSAGE_OVERHEAD
         for summary in reversed(self.summaries):
@@ -691,10 +716,9 @@ class Session:
             })
         return rows
 
-    def accounting_frame(self):
-        import pandas as pd
-
-        return pd.DataFrame(self.accounting()).set_index("turn") if self.turns else pd.DataFrame()
+    def accounting_table(self) -> "AccountingTable":
+        """:meth:`accounting` as a table that prints in a terminal and draws in a notebook."""
+        return AccountingTable(self.accounting())
 
     def accounting_figure(self):
         """plotly: estimated against reported prompt tokens per turn, and output against reserved."""
@@ -727,6 +751,42 @@ class Session:
         }
 
 
+@dataclass
+class AccountingTable:
+    """Per-turn token accounting rows, with text and HTML views."""
+
+    rows: list[dict[str, Any]]
+
+    def __str__(self) -> str:
+        if not self.rows:
+            return "no turns yet"
+        head = list(self.rows[0])
+        cells = [[("-" if r[k] is None else f"{r[k]:,}" if isinstance(r[k], int) else str(r[k])) for k in head]
+                 for r in self.rows]
+        widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(head)]
+        lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths))]
+        lines += ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        if not self.rows:
+            return {"text/plain": str(self), "text/html": "<i>no turns yet</i>"}
+        head = "".join(f"<th>{html.escape(k)}</th>" for k in self.rows[0])
+        body = "".join(
+            "<tr>" + "".join(f"<td>{'-' if v is None else html.escape(str(v))}</td>" for v in r.values()) + "</tr>"
+            for r in self.rows
+        )
+        return {"text/plain": str(self), "text/html": f"<table class='loom-accounting'><tr>{head}</tr>{body}</table>"}
+
+    def to_frame(self):
+        """The rows as a pandas DataFrame indexed by turn (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise LoomError("to_frame() needs pandas: pip install pandas") from exc
+        return pd.DataFrame(self.rows).set_index("turn")
+
+
 def accounting_figure(rows: list[dict[str, Any]]):
     """plotly: per turn, estimated and reported prompt tokens, output and reserved output."""
     import plotly.graph_objects as go
@@ -743,6 +803,29 @@ def accounting_figure(rows: list[dict[str, Any]]):
     fig.update_layout(barmode="group", title="Token accounting per turn", yaxis_title="tokens",
                       height=380, margin={"t": 50, "b": 40, "l": 60, "r": 20})
     return fig
+
+
+def probe_ollama(model: str, host: str | None = None, timeout: float = 2.0) -> tuple[bool, str]:
+    """Whether an Ollama server answers at ``host`` and has ``model``, and if not, why.
+
+    Quick (one ``/api/tags`` request with a short timeout), for notebooks that run live when
+    a server is there and replay a recording when it is not.
+
+    >>> probe_ollama("llama3.2", host="http://127.0.0.1:9", timeout=0.5)[0]
+    False
+    """
+    import ollama
+
+    from .embed import explain_ollama_error
+
+    try:
+        listed = ollama.Client(host=host or None, timeout=timeout).list()
+    except Exception as exc:
+        return False, str(explain_ollama_error(exc, model, host))
+    names = {m.model for m in listed.models} | {(m.model or "").split(":")[0] for m in listed.models}
+    if model in names or model.split(":")[0] in names:
+        return True, ""
+    return False, str(explain_ollama_error(type("NotFound", (Exception,), {"status_code": 404})("not found"), model, host))
 
 
 def extractive_summary(messages: list[Message], words: int = 30) -> str:

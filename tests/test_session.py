@@ -358,3 +358,50 @@ def test_views_print_and_escape():
     assert "<script>" not in turn._repr_mimebundle_()["text/html"]
     assert str(turn).startswith("Turn 1:")
 
+
+
+def test_replay_standing_answers_and_available_placeholders():
+    loom = make_loom()
+    big = loom.add("Incident timeline. " + "Step: the gateway retried the refresh call. " * 80).ids[0]
+    recording = [
+        {"match": "^Summarise", "content": "standing summary"},
+        {"tool_calls": [{"name": "load_context", "arguments": {"node_id": "$AVAILABLE_1"}}]},
+        "answered with $AVAILABLE_9",
+    ]
+    with OllamaStandIn(answers=recording, show=default_show(num_ctx=1024)) as server:
+        turn = session_for(server, loom).send("timeline of the gateway retried refresh call incident")
+        summary = ollama.Client(host=server.host).chat("llama3.2", [{"role": "user", "content": "Summarise this"}])
+    assert turn.callbacks[0]["node_id"] == big and turn.callbacks[0]["status"].startswith("loaded")
+    assert turn.answer == "answered with none"  # fewer than nine nodes were offered
+    assert summary.message.content == "standing summary"
+    assert server.standing  # a standing answer is never used up
+
+
+def test_probe_ollama_tells_live_from_missing():
+    from loom_nb.session import probe_ollama
+
+    with OllamaStandIn(models=["llama3.2"]) as server:
+        assert probe_ollama("llama3.2", host=server.host) == (True, "")
+        assert probe_ollama("llama3.2:latest", host=server.host)[0] is True
+        ok, why = probe_ollama("qwen2.5", host=server.host)
+    assert not ok and "ollama pull qwen2.5" in why
+    ok, why = probe_ollama("llama3.2", host="http://127.0.0.1:9", timeout=0.5)
+    assert not ok and "ollama serve" in why
+
+
+def test_the_shipped_recording_loads():
+    from loom_nb.replay import RECORDED_CHAT, load_recording
+
+    answers = load_recording(RECORDED_CHAT)
+    assert sum(1 for a in answers if isinstance(a, dict) and "match" in a) == 3  # three summaries
+    assert len(answers) >= 6
+
+
+def test_accounting_table_prints_aligned_and_escapes():
+    from loom_nb.session import AccountingTable
+
+    table = AccountingTable([{"turn": 1, "estimated prompt": 1234, "reported prompt": None, "note": "<b>"}])
+    assert str(table).splitlines() == ["turn  estimated prompt  reported prompt  note",
+                                       "   1             1,234                -   <b>"]
+    assert "&lt;b&gt;" in table._repr_mimebundle_()["text/html"]
+    assert str(AccountingTable([])) == "no turns yet"
