@@ -13,6 +13,22 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+
+
+def coalesce_streams(nb) -> None:
+    """Merge consecutive stream outputs of a cell: a streamed chat answer arrives as hundreds of
+    pieces, which Jupyter shows as one text but the file would keep one by one."""
+    for cell in nb.cells:
+        merged = []
+        for out in cell.get("outputs", []):
+            if out.output_type == "stream" and merged and merged[-1].output_type == "stream" and merged[-1].name == out.name:
+                merged[-1].text += out.text
+            else:
+                merged.append(out)
+        if cell.cell_type == "code":
+            cell.outputs = merged
+
+
 paths = [Path(p) for p in sys.argv[1:]] or sorted(Path("notebooks").glob("*.ipynb"))
 total = time.perf_counter()
 for path in paths:
@@ -20,6 +36,7 @@ for path in paths:
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=True,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
+    coalesce_streams(nb)
     nbformat.write(nb, path)
     print(f"executed {path} in {time.perf_counter() - started:.1f} s")
 print(f"all in {time.perf_counter() - total:.1f} s")
