@@ -1,12 +1,8 @@
 """The exported report: self-contained, offline, escaped — checked in a real browser."""
 
-import os
-import shutil
-import subprocess
-import tempfile
-
 import pytest
 
+from browser import CHROMIUM, SKIP_REASON, dump_dom
 from loom_nb import HashingEmbedder, Loom
 
 HOSTILE = (
@@ -37,23 +33,10 @@ def test_report_is_self_contained_and_escaped(report):
     assert "&lt;script&gt;document.title=" in html
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium here (Debian package 'chromium'; .ci/run installs it)")
+@pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)
 def test_report_renders_in_a_browser_and_runs_nothing_it_shows(report):
     path, _ = report
-    profile = tempfile.mkdtemp()
-    done = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-         f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", path.as_uri()],
-        capture_output=True, text=True, timeout=120,
-        env={**os.environ, "HOME": profile},
-    )
-    shutil.rmtree(profile, ignore_errors=True)
-    dom = done.stdout
-    assert done.returncode == 0 and dom, done.stderr[-2000:]
+    dom = dump_dom(path)
     assert "PWNED" not in dom.split("</title>")[0]  # the injected script did not run
     assert 'data-pwned="1"' not in dom  # nor the onerror handler
     assert 'class="main-svg"' in dom  # plotly drew its charts: the page is not blank
