@@ -11,6 +11,7 @@ The public API is this flat namespace; the modules behind it are implementation.
 from .classify import Classification, Segment, classify, split_input
 from .config import SIGNALS, LoomConfig, Weights
 from .decisions import DecisionGraph
+from .demo import open_sample
 from .embed import CachedEmbedder, Embedder, HashingEmbedder, MiniLMEmbedder, OllamaEmbedder
 from .engine import AddResult, Loom, QueryResult
 from .errors import (
@@ -74,6 +75,7 @@ __all__ = [
     "context_window",
     "count_tokens",
     "extractive_name",
+    "open_sample",
     "rank",
     "split_input",
 ]
