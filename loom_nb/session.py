@@ -144,6 +144,8 @@ class Turn:
     """Tokens planned per zone (they add up to the window)."""
     answer: str = ""
     loaded: list[str] = field(default_factory=list)
+    offered: list[str] = field(default_factory=list)
+    """Nodes listed under 'Available on request' (what a callback may ask for)."""
     input_nodes: list[str] = field(default_factory=list)
     answer_nodes: list[str] = field(default_factory=list)
     history_messages: int = 0
@@ -443,7 +445,7 @@ class Session:
             self._retrieval_query(text), budget=context_budget, record=True, callback=callbacks_on,
             exclude=input_ids + in_history, exclude_reason="already in this turn's messages (query or history)",
         )
-        available = self._available(result, available_reserve) if callbacks_on else ""
+        available, offered = self._available(result, available_reserve) if callbacks_on else ("", [])
         zones["context"] = count_tokens(result.context) if result.context else 0
         zones["available on request"] = count_tokens("\n\n" + available) if available else 0
         zones["unused"] = window - sum(zones.values())
@@ -454,7 +456,7 @@ class Session:
             messages.append({"role": "system", "content": summary_text})
         messages += [{"role": m.role, "content": m.content} for m in history]
         messages.append({"role": "user", "content": user})
-        turn = Turn(number, text, window, zones, loaded=list(result.loaded), input_nodes=list(input_ids),
+        turn = Turn(number, text, window, zones, loaded=list(result.loaded), offered=offered, input_nodes=list(input_ids),
                     history_messages=len(history), result=result, messages=messages,
                     summary_node=self.summaries[-1]["node_id"] if summary_ids else None)
         return turn, messages, tools
@@ -537,28 +539,36 @@ class Session:
             log.info("model summary failed (%s); summarising extractively", exc)
             return None
 
-    def _available(self, result: QueryResult, reserve: int) -> str:
-        """The 'Available on request' list: relevant nodes the budget left out, best first."""
-        lines, used = [], count_tokens("Available on request:\n")
-        for row in result.rows():
+    def _available(self, result: QueryResult, reserve: int) -> tuple[str, list[str]]:
+        """The 'Available on request' list: relevant nodes the budget left out, best first.
+
+        Walks the ranking in score order over relevant nodes only and stops after
+        ``available_items``: the full table of a 50k-node graph is never built.
+        """
+        ranking = result.ranking
+        order = ranking.order[ranking.relevant[ranking.order]]
+        lines, ids, used = [], [], count_tokens("Available on request:\n")
+        for position, i in enumerate(order):
             if len(lines) >= self.zones.available_items:
                 break
-            if row.decision != "manifest_only":
+            row = result.packed.row(int(i), position + 1)
+            if row.decision != "manifest_only" or row.reason.startswith("stale"):
                 continue
             line = f"- {row.node_id}: {' '.join(row.title.split())[:80]} ({row.tokens} tokens, relevance {row.score:.2f})"
             cost = count_tokens(line + "\n")
             if used + cost > reserve:
                 break
             lines.append(line)
+            ids.append(row.node_id)
             used += cost
-        return "Available on request:\n" + "\n".join(lines) if lines else ""
+        return ("Available on request:\n" + "\n".join(lines) if lines else ""), ids
 
     def _converse(self, turn: Turn, messages: list[dict[str, Any]], tools: list | None,
                   on_token: Callable[[str], None] | None) -> None:
         """Call the model; serve up to ``max_callbacks`` callbacks; fill in the turn."""
         from .embed import explain_ollama_error
 
-        available = {r.node_id for r in turn.result.rows() if r.decision == "manifest_only"} if turn.result else set()
+        available = set(turn.offered)
         callback_cap = int(turn.zones["reserved output"] * self.zones.callback_share)
         left = self.max_callbacks
         options = {"num_ctx": turn.window}
