@@ -286,18 +286,22 @@ class Session:
         ``model`` defaults to the one the stored chat used.
         """
         folder = Path(folder)
-        loom = Loom.open(folder, embedder=embedder)
-        state = _read_chat(folder)
+        state = _read_chat(folder)  # a broken chat.json fails before anything else is read
+        decisions = DecisionGraph.load(folder)
         model = model or (state or {}).get("model")
         if not model:
             raise LoomError(f"{folder}: no chat stored here yet; give a model, e.g. model='llama3.2'")
+        loom = Loom.open(folder, embedder=embedder)
         session = cls(loom, model=model, **options)
-        session.decisions = DecisionGraph.load(folder)
+        session.decisions = decisions
         if state:
-            session.messages = [Message(**m) for m in state["messages"]]
-            session.turns = [Turn.from_dict(t) for t in state["turns"]]
-            session.summaries = state["summaries"]
-            session._summarised = int(state["summarised"])
+            try:
+                session.messages = [Message(**m) for m in state["messages"]]
+                session.turns = [Turn.from_dict(dict(t)) for t in state["turns"]]
+                session.summaries = list(state["summaries"])
+                session._summarised = int(state["summarised"])
+            except (TypeError, ValueError, KeyError) as exc:
+                raise SessionFormatError(folder / CHAT_FILE, f"malformed message or turn: {exc}") from None
         return session
 
     @property

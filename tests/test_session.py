@@ -310,7 +310,9 @@ def test_a_corrupt_chat_file_is_refused_and_left_alone(tmp_path):
     make_loom(folder)
     for text, error in [('{"schema": "loom-nb.chat/1", "messages": [', "chat.json: not valid JSON"),
                         (json.dumps({"schema": "someone-else/2"}), "not a loom-nb chat"),
-                        (json.dumps({"schema": "loom-nb.chat/1", "model": "x"}), "missing 'messages'")]:
+                        (json.dumps({"schema": "loom-nb.chat/1", "model": "x"}), "missing 'messages'"),
+                        (json.dumps({"schema": "loom-nb.chat/1", "model": "x", "messages": [{"who": "me"}], "turns": [],
+                                     "summaries": [], "summarised": 0}), "malformed message or turn")]:
         (folder / CHAT_FILE).write_text(text)
         with pytest.raises(SessionFormatError, match=error):
             Session.open(folder, model="llama3.2", embedder=HashingEmbedder())
