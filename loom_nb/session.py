@@ -108,6 +108,10 @@ class Zones:
                 raise ValueError(f"{name} must be in [0, 1)")
 
 
+ZONE_COLOURS = ("#4c78a8", "#9d755d", "#b279a2", "#bab0ac", "#e45756", "#72b7b2", "#f58518", "#54a24b", "#eeca3b", "#dddddd")
+"""One colour per zone, in :attr:`Turn.zones` order (system prompt … unused)."""
+
+
 @dataclass
 class Message:
     """One chat message as stored: who said it, in which turn, and its graph nodes."""
@@ -195,13 +199,33 @@ class Turn:
             lines.append(f"  callback ({cb['via']}): {cb['node_id']} {cb['status']}")
         return "\n".join(lines)
 
+    def zones_html(self) -> str:
+        """The window as one horizontal bar, a segment per zone (width ∝ tokens)."""
+        segments = []
+        for (name, tokens), colour in zip(self.zones.items(), ZONE_COLOURS):
+            if tokens <= 0:
+                continue
+            share = 100.0 * tokens / max(self.window, 1)
+            label = html.escape(f"{name}: {tokens:,} tokens")
+            segments.append(f"<div title='{label}' style='width:{share:.2f}%;background:{colour};height:18px;"
+                            f"overflow:hidden;font-size:10px;color:#fff;white-space:nowrap'>"
+                            f"{html.escape(name) if share > 9 else ''}</div>")
+        return f"<div style='display:flex;width:100%;max-width:900px;border:1px solid #ccc'>{''.join(segments)}</div>"
+
     def _repr_mimebundle_(self, include=None, exclude=None):
-        body = html.escape(str(self)).replace("\n", "<br>")
-        answer = html.escape(self.answer)
+        esc = html.escape
+        head = esc(str(self).splitlines()[0])
+        zones = "".join(f"<tr><td style='text-align:left'>{esc(k)}</td><td>{v:,}</td></tr>" for k, v in self.zones.items())
+        callbacks = "".join(f"<li>{esc(cb['node_id'])} ({esc(cb['via'])}): {esc(cb['status'])}</li>" for cb in self.callbacks)
         return {
             "text/plain": str(self),
-            "text/html": f"<div class='loom-turn'><code>{body}</code><details><summary>answer</summary>"
-                         f"<pre style='white-space:pre-wrap'>{answer}</pre></details></div>",
+            "text/html": (
+                f"<div class='loom-turn'><b>{head}</b>{self.zones_html()}"
+                f"<details><summary>zones</summary><table>{zones}</table></details>"
+                f"<div>loaded: {esc(', '.join(self.loaded)) or 'nothing'}</div>"
+                + (f"<div>callbacks:<ul>{callbacks}</ul></div>" if callbacks else "")
+                + f"<details><summary>answer</summary><pre style='white-space:pre-wrap'>{esc(self.answer)}</pre></details></div>"
+            ),
         }
 
 

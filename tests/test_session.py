@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import ollama
 import pytest
@@ -357,7 +358,12 @@ def test_views_print_and_escape():
     assert "<script>" not in bundle["text/html"] and "&lt;script&gt;" in bundle["text/html"]
     assert "<img" not in bundle["text/html"]
     assert "0x" not in bundle["text/plain"] and "Session with llama3.2" in bundle["text/plain"]
-    assert "<script>" not in turn._repr_mimebundle_()["text/html"]
+    turn_html = turn._repr_mimebundle_()["text/html"]
+    assert "<script>" not in turn_html and "&lt;script&gt;" in turn_html
+    # the zones bar: one segment per non-empty zone, widths adding up to the whole window
+    widths = [float(w) for w in re.findall(r"width:([0-9.]+)%;background", turn_html)]
+    assert len(widths) == sum(1 for v in turn.zones.values() if v > 0)
+    assert sum(widths) == pytest.approx(100.0, abs=0.1)
     assert str(turn).startswith("Turn 1:")
 
 
