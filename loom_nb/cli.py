@@ -7,6 +7,7 @@
     loom-nb demo [--out FOLDER]                               the sample session, three queries
     loom-nb eval CASES.jsonl [--budget N] [--strategy ...]    grade labelled queries against baselines
     loom-nb mine REPO --out CASES.jsonl [--max N] [--since D] cases from a repository's commits
+    loom-nb tune CASES.jsonl [--budgets ...] [--folds 5]      tune weights with held-out folds
     loom-nb chat SESSION [--model M] [--host URL]             chat with a local model via Ollama
 """
 
@@ -139,6 +140,33 @@ def cmd_mine(args) -> int:
     out = write_cases(cases, args.out)
     print(report)
     print(f"{len(cases)} cases written to {out}; parent trees under {args.cache or 'the temp folder (loom-nb-mined)'}")
+    return 0
+
+
+def cmd_tune(args) -> int:
+    from .evaluate import Workbench, load_cases
+    from .tuning import cross_validate, prepare, tuning_figure
+
+    cases, origin = [], {}
+    for path in args.cases:
+        found, errors = load_cases(Path(path))
+        for message in errors:
+            print(f"loom-nb: warning: {message}", file=sys.stderr)
+        cases.extend(found)
+        origin.update({c.id: Path(path).stem for c in found})
+    if not cases:
+        raise LoomError("no valid cases")
+    budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
+    bench = Workbench(_embedder(args.embedder), args.cache)
+    prepared = prepare(cases, bench)
+    bench.save()
+    report = cross_validate(prepared, budgets, k=args.folds, metric=args.metric, rounds=args.rounds, seed=args.seed,
+                            group=lambda case: origin[case.id])
+    print(report)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=2, default=float) + "\n", encoding="utf-8")
+    if args.figure:
+        tuning_figure(report).write_html(args.figure, include_plotlyjs=True)
     return 0
 
 
@@ -307,6 +335,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-files", type=int, default=6, help="skip commits touching more source files (default 6)")
     p.add_argument("--max-lines", type=int, default=300, help="skip commits changing more source lines (default 300)")
     p.set_defaults(func=cmd_mine)
+
+    p = sub.add_parser("tune", help="search weights and thresholds on labelled cases, with held-out folds")
+    p.add_argument("cases", nargs="+", help="JSON Lines cases files (folds are balanced across files)")
+    p.add_argument("--budgets", default="4000,8000,16000", help="the metric is averaged over these budgets")
+    p.add_argument("--metric", default="line_recall", help="line_recall (default), file_recall, recall, precision")
+    p.add_argument("--folds", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=2, help="coordinate-ascent rounds per search")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")
+    p.add_argument("--cache", help="indexed workspaces and embeddings kept between runs")
+    p.add_argument("--json", help="write the folds and the chosen parameters here")
+    p.add_argument("--figure", help="write the held-out figure here (HTML, plotly.js inlined)")
+    p.set_defaults(func=cmd_tune)
 
     p = session_parser("chat", "chat with a local model through Ollama; the engine picks each turn's context")
     p.add_argument("--model", help="an Ollama chat model (default: the one the stored chat used)")

@@ -88,6 +88,11 @@ DEFAULT_PROVENANCE: dict[str, float] = {
     "output": 0.8,
     "file_reference": 0.6,
     "input": 0.5,
+    # File references by the role of their file (loom_nb.lexical.file_role): a question
+    # about behaviour is answered by the code that implements it; tests and prose
+    # (docs, changelogs, configuration) restate it. "file_reference" is program source.
+    "test_reference": 0.3,
+    "other_reference": 0.3,
 }
 
 CONTENT_TYPES: tuple[str, ...] = ("input", "output", "analysis", "file_reference", "summary")
@@ -116,6 +121,10 @@ class LoomConfig:
     lexical_relevance: float = 0.5
     """A node is also *relevant* when its normalised BM25F score reaches this, or when the
     query tags or names its file: an exact identifier can matter when the vectors miss it."""
+    lexical_anchor: float = 1.01
+    """Units whose normalised BM25F score reaches this are hop anchors as well as the
+    concept nearest the query: they and their structural neighbours (imports, references)
+    get the hop signal. Above 1, off: only the concept anchors."""
     concept_relevance: float = 0.3
     """A concept counts toward link density when its cosine to the query reaches this."""
     hop_decay: float = 0.5
@@ -143,6 +152,12 @@ class LoomConfig:
     budget; otherwise its summary or chunks go in, leaving room for other evidence."""
     chunk_tokens: int = 300
     """Target size of a chunk of a large node."""
+    fill_leftover: bool = False
+    """In FUSED mode, fill the budget left after the relevant nodes with the next nodes by
+    score (each whole, if it fits). Off by default: in a chat session a note below the
+    relevance floor is noise to the model, and with MiniLM on code the relevant nodes
+    already fill 98 % of an 8k budget on the commit-derived cases
+    (benchmarks/bench_quality.py). Turn it on when a budget should be spent in full."""
     default_window: int = 8192
     """Window used when no model is named: a common num_ctx for local models."""
 

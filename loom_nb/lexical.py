@@ -739,6 +739,54 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     return np.where(has, value[inverse], 0.0)
 
 
+CODE_EXTENSIONS: frozenset[str] = frozenset({
+    ".py", ".pyi", ".go", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".rs", ".java", ".php",
+    ".c", ".h", ".cc", ".cpp", ".hpp", ".rb", ".kt", ".swift", ".cs", ".scala",
+})
+"""Extensions of program source files."""
+
+_TEST_PARTS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
+_NOT_CODE_PARTS = frozenset({"docs", "doc", "docs_src", "vendor", "third_party", "node_modules", ".github"})
+ROLES: tuple[str, ...] = ("", "code", "test", "other")
+"""Codes of :func:`path_roles`: no path, program source, tests, everything else."""
+
+
+@lru_cache(maxsize=1 << 16)
+def file_role(path: str) -> str:
+    """What a workspace file is: ``"code"`` (program source), ``"test"`` or ``"other"``
+    (docs, changelogs, configuration, data, vendored code).
+
+    Tests are files under a test folder or named as tests are in their language
+    (``test_x.py``, ``x_test.go``, ``x.spec.ts``, ``conftest.py``).
+
+    >>> [file_role(p) for p in ("src/flask/app.py", "tests/test_app.py", "context_test.go", "docs/conf.py", "CHANGELOG.md")]
+    ['code', 'test', 'test', 'other', 'other']
+    """
+    parts = path.replace("\\", "/").lower().split("/")
+    name, folders = parts[-1], set(parts[:-1])
+    stem, dot, ext = name.rpartition(".")
+    stem = stem if dot else name
+    is_code = bool(dot) and f".{ext}" in CODE_EXTENSIONS
+    if folders & _TEST_PARTS or (is_code and (name == "conftest.py" or stem.startswith("test_") or stem == "tests"
+                                               or stem.endswith(("_test", "_tests", "_spec", ".test", ".spec")))):
+        return "test"
+    return "code" if is_code and not folders & _NOT_CODE_PARTS else "other"
+
+
+def path_roles(paths: list[str | None]) -> np.ndarray:
+    """:func:`file_role` of every row as a code into :data:`ROLES` (0 for rows without a path).
+
+    >>> path_roles(["a.go", "a_test.go", "README.md", None]).tolist()
+    [1, 2, 3, 0]
+    """
+    column = np.array(paths, dtype=object).reshape(-1)
+    has = column != None  # noqa: E711 - elementwise comparison, not identity
+    column[~has] = ""
+    unique, inverse = np.unique(column.astype(str), return_inverse=True)
+    codes = np.array([ROLES.index(file_role(p)) if p else 0 for p in unique.tolist()], dtype=np.int64)
+    return codes[inverse.reshape(-1)] if unique.size else np.zeros(has.size, dtype=np.int64)
+
+
 def tagged_mask(tags: list[str], paths: list[str | None]) -> np.ndarray:
     """1.0 for rows whose path is a tag or lies under a tagged folder, else 0.
 

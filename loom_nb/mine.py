@@ -38,21 +38,16 @@ import tarfile
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Iterator, Sequence
 
 from .errors import LoomError
+from .lexical import CODE_EXTENSIONS, file_role
 
 log = logging.getLogger(__name__)
 
-SOURCE_EXTENSIONS: frozenset[str] = frozenset({
-    ".py", ".pyi", ".go", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".rs", ".java", ".php",
-    ".c", ".h", ".cc", ".cpp", ".hpp", ".rb", ".kt", ".swift", ".cs", ".scala",
-})
+SOURCE_EXTENSIONS = CODE_EXTENSIONS
 """Extensions of the files that can be gold: program source, not docs, data or config."""
-
-_TEST_PARTS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
-_NOT_SOURCE_PARTS = frozenset({"docs", "doc", "docs_src", "vendor", "third_party", "node_modules", ".github"})
 
 _TRAILER = re.compile(r"^(signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|suggested-by|"
                       r"cc|change-id|fixes|closes|refs?|see-also)\s*:", re.IGNORECASE)
@@ -112,21 +107,12 @@ def _is_bare(repo: Path) -> bool:
 
 
 def is_source(path: str) -> bool:
-    """A non-test program source file (what can be gold).
+    """A non-test program source file (what can be gold): :func:`~loom_nb.lexical.file_role` is "code".
 
     >>> [is_source(p) for p in ("src/flask/app.py", "tests/test_app.py", "context_test.go", "docs/conf.py", "README.md", "pkg/conftest.py")]
     [True, False, False, False, False, False]
     """
-    p = PurePosixPath(path)
-    if p.suffix.lower() not in SOURCE_EXTENSIONS:
-        return False
-    parts = {part.lower() for part in p.parts[:-1]}
-    if parts & _TEST_PARTS or parts & _NOT_SOURCE_PARTS:
-        return False
-    name = p.name.lower()
-    stem = p.stem.lower()
-    return not (name == "conftest.py" or stem.startswith("test_") or stem.endswith(("_test", "_tests", "_spec"))
-                or ".test." in name or ".spec." in name or stem == "tests")
+    return file_role(path) == "code"
 
 
 def clean_message(message: str, max_chars: int = 2000) -> str:

@@ -379,6 +379,9 @@ def pack(
     4. A node over ``large_node_tokens`` that would take more than ``max_whole_share`` of
        the budget goes in as its *summary* node if one exists, else as its most relevant
        *chunks*, else only in the manifest.
+    5. With ``config.fill_leftover`` (FUSED mode only: BARE and FAST are capped on
+       purpose), budget still left after the relevant nodes is filled with the nodes below
+       the floor, in score order, each whole if it fits; the others stay *excluded*.
 
     Only nodes whose cheapest form could still fit are looked at one by one; the rest are
     skipped with numpy, so the cost grows with what is loaded, not with the graph.
@@ -390,6 +393,9 @@ def pack(
     order = ranking.order
     relevant_order = order[ranking.relevant[order]]
     relevant_count = int(relevant_order.size)
+    # the walk: relevant nodes first; then, to fill what is left, the others in score order
+    fill = config.fill_leftover and mode.item_limit is None and mode.token_cap is None
+    walk = np.concatenate([relevant_order, order[~ranking.relevant[order]]]) if fill else relevant_order
     allowance = budget.evidence
     limit = mode.item_limit
     min_frame = _min_frame_tokens()
@@ -447,32 +453,40 @@ def pack(
             return None
 
     position = 0
-    while position < relevant_count:
+    filled = 0
+    while position < walk.size:
         left = allowance - used
         if limit is not None and len(blocks) >= limit:
-            skipped_left[relevant_order[position:]] = -2
+            skipped_left[walk[position:]] = -2
             break
         # jump to the next node whose cheapest form could fit; mark the ones passed over
-        candidates = relevant_order[position:]
+        candidates = walk[position:]
         fits = np.flatnonzero(lower[candidates] <= left)
         if fits.size == 0:
             skipped_left[candidates] = left
             break
         skipped_left[candidates[: fits[0]]] = left
         position += int(fits[0])
-        i = int(relevant_order[position])
+        i = int(walk[position])
         position += 1
+        filling = position > relevant_count
         node = graph.node(ids[i])
         score = float(ranking.scores[i])
         if node.id in covered:  # a summary already loaded in its source's place
             continue
         cost = cost_whole(i)
         too_big = node.tokens > config.large_node_tokens and cost > config.max_whole_share * allowance
-        if all_fit or (not too_big and cost <= left):
+        if (all_fit and not filling) or (not too_big and cost <= left):
             text = fresh_text(i, node.id)
             if text is not None:
-                reason = "all relevant content fits the budget" if all_fit else f"score {score:.2f}, fits ({cost} of {left} tokens left)"
+                if filling:
+                    reason = f"below the relevance floor; fills the leftover budget (score {score:.2f}, {cost} of {left} tokens left)"
+                    filled += 1
+                else:
+                    reason = "all relevant content fits the budget" if all_fit else f"score {score:.2f}, fits ({cost} of {left} tokens left)"
                 add_block(i, node.title, text, "loaded", reason, cost)
+            continue
+        if filling:  # a node that is not relevant is loaded whole or not at all
             continue
         if node.tokens > config.large_node_tokens:
             summary_id = graph.summary_of(node.id)
@@ -504,6 +518,7 @@ def pack(
         reason = f"needs {cost} tokens, {left} left" if cost > left else f"{node.tokens} tokens is over {config.max_whole_share:.0%} of the budget and has no summary or chunks"
         visited[i] = ("manifest_only", reason, 0, [])
 
+    relevant_count += filled  # what fills the budget counts as relevant in the manifest
     context = render_context(blocks, relevant_count, relevant_count - len(blocks), callback_available)
     context_tokens = count_tokens(context)
     # BPE merges across block boundaries can differ from the sum of parts: check the real

@@ -14,7 +14,7 @@ import numpy as np
 
 from .config import CONTENT_TYPES, SIGNALS, LoomConfig, Weights
 from .graph import GraphArrays, LoomGraph
-from .lexical import normalise_scores, path_mentions, tagged_mask, tagged_paths
+from .lexical import normalise_scores, path_mentions, path_roles, tagged_mask, tagged_paths
 
 MAX_HOPS = 5
 """Hop distances past this are treated as unreachable (signal 0.5**4 ≈ 0.06 already)."""
@@ -137,6 +137,23 @@ def provenance_signal(type_codes: np.ndarray, table: dict[str, float]) -> np.nda
     """
     lookup = np.array([table.get(name, 0.0) for name in CONTENT_TYPES])
     return lookup[np.asarray(type_codes, dtype=np.int64)]
+
+
+def role_provenance(provenance: np.ndarray, type_codes: np.ndarray, roles: np.ndarray, table: dict[str, float]) -> np.ndarray:
+    """File references of test files and of other non-code files (docs, changelogs, data)
+    take the ``test_reference`` / ``other_reference`` provenance instead of
+    ``file_reference``; ``roles`` are :func:`~loom_nb.lexical.path_roles` codes.
+
+    >>> role_provenance(np.array([0.6, 0.6, 0.6, 0.5]), np.array([3, 3, 3, 0]), np.array([1, 2, 3, 0]),
+    ...                 {"test_reference": 0.3, "other_reference": 0.2}).tolist()
+    [0.6, 0.3, 0.2, 0.5]
+    """
+    ref = np.asarray(type_codes) == CONTENT_TYPES.index("file_reference")
+    out = np.asarray(provenance, dtype=float).copy()
+    for code, key in ((2, "test_reference"), (3, "other_reference")):
+        if key in table:
+            out[ref & (roles == code)] = table[key]
+    return out
 
 
 def density_signal(
@@ -331,17 +348,23 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
         relevant_concepts = np.zeros(0, dtype=bool)
     hop, hops = hop_signal(n, a.link_content, a.link_concept, dist, config.hop_decay)
     relevant = semantic >= config.relevance_floor
+    terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n)
+    if n and config.lexical_anchor <= 1.0:  # the best lexical matches are anchors too
+        hops = np.where(terms >= config.lexical_anchor, 1, hops)
+        hop = np.where(hops > 0, config.hop_decay ** np.maximum(hops - 1, 0).astype(float), 0.0)
     if a.structure_a.size:
         hop, hops = follow_structure(hops, a.structure_a, a.structure_b, config.hop_decay)
     density, counts = density_signal(n, a.link_content, a.link_concept, relevant_concepts, (a.structure_a, a.structure_b, relevant))
-    terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n)
+    provenance = provenance_signal(a.type_codes, config.provenance) if n else np.zeros(0)
+    if n and any(p is not None for p in a.paths):
+        provenance = role_provenance(provenance, a.type_codes, path_roles(a.paths), config.provenance)
     signals = np.column_stack(
         [
             semantic,
             hop,
             staleness_signal(a.last_access_turn, graph.turn, config.staleness_half_life),
             size_signal(a.tokens, config.size_reference_tokens),
-            provenance_signal(a.type_codes, config.provenance),
+            provenance,
             density,
             terms,
             mention,

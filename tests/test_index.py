@@ -257,3 +257,45 @@ def test_a_deleted_or_unreadable_file_is_reported_not_fatal(workspace, monkeypat
     monkeypatch.setattr(walk, "read_text", refuse)
     result = loom.query("refresh tokens rotate", budget=2000, mode="fused")
     assert result.loaded == [] and any("cannot be read" in r.reason for r in result.table)
+
+
+def test_go_methods_are_units_with_their_comments():
+    from loom_nb.index.symbols import outline
+    from loom_nb.index.units import file_units
+
+    text = (
+        "package gin\n"            # 1
+        "\n"                       # 2
+        "type Engine struct {\n"   # 3
+        "\tname string\n"          # 4
+        "}\n"                      # 5
+        "\n"                       # 6
+        "// Run starts the engine.\n"  # 7
+        "// It blocks.\n"          # 8
+        "func (e *Engine) Run() error {\n"  # 9
+        "\treturn nil\n"           # 10
+        "}\n"                      # 11
+        "\n"                       # 12
+        "// RunFd listens on a file descriptor.\n"  # 13
+        "func (e *Engine) RunFd(fd int) error {\n"  # 14
+        "\treturn nil\n"           # 15
+        "}\n"                      # 16
+    )
+    units = file_units("gin.go", "go", text, outline("gin.go", text, "go"))
+    spans = {u.name: (u.start, u.end) for u in units}
+    # methods name their receiver as parent but sit outside it: each is a unit, from its comment
+    assert spans["Engine.Run"] == (7, 11) and spans["Engine.RunFd"] == (13, 16)
+    assert spans["Engine"] == (3, 5)
+    assert not any(u.kind == "module" for u in units)  # no leftover gap unit swallowing them
+
+
+def test_a_session_cut_by_an_older_units_version_is_recut(tmp_path):
+    from loom_nb import HashingEmbedder, Loom
+
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "a.py").write_text("def f():\n    return 1\n")
+    loom = Loom(embedder=HashingEmbedder())
+    assert loom.index(tmp_path / "ws", progress=False).files_indexed == 1
+    assert loom.index(tmp_path / "ws", progress=False).files_indexed == 0  # unchanged
+    loom.graph.metadata["workspace"]["units_version"] = 1
+    assert loom.index(tmp_path / "ws", progress=False).files_indexed == 1

@@ -100,6 +100,19 @@ def test_everything_relevant_fits_so_everything_loads():
     assert packed.manifest.splitlines()[0] == "[Context loaded: 2 of 2 relevant nodes]"
 
 
+def test_fill_leftover_loads_what_is_below_the_floor_in_fused_mode_only():
+    nodes = [(words(20, 1), 10, "input"), (words(20, 2), 20, "input"), (words(20, 3), 95, "input")]
+    g = graph_with(nodes, LoomConfig(concept_threshold=0.99, fill_leftover=True))
+    packed = run(g, 2000)
+    assert decisions(packed) == {"n1": "loaded", "n2": "loaded", "n3": "loaded"}
+    assert "fills the leftover budget" in packed.decision_of("n3").reason
+    assert packed.manifest.splitlines()[0] == "[Context loaded: 3 of 3 relevant nodes]"
+    # too small a budget for n3 after the others: it stays excluded, not manifest_only
+    tight = run(g, packed.context_tokens - 5)
+    assert decisions(tight)["n3"] == "excluded"
+    assert decisions(run(g, 2000, mode="fast"))["n3"] == "excluded"  # FAST keeps its cap
+
+
 def test_descending_score_until_the_budget_is_spent_then_smaller_nodes_still_fit():
     g = graph_with([(words(100, 1), 5, "input"), (words(100, 2), 10, "input"), (words(10, 3), 30, "input")])
     # costs with frame and manifest line: n1 157, n2 157, n3 65 tokens

@@ -33,6 +33,10 @@ from .walk import WalkLimits, read_text, walk_workspace
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
+UNITS_VERSION = 2
+"""How files are cut into units. A session indexed with another version is re-cut in full
+on its next refresh (2: Go methods are units of their own; comments above a symbol belong
+to it)."""
 MAX_SHARED_DEFINITIONS = 3
 """A name defined in more places than this (``get``, ``run``) draws no reference edges."""
 
@@ -116,7 +120,8 @@ def index_workspace(
     state = graph.metadata.get("workspace")
     if state and state.get("root") != str(root):
         raise LoomError(f"this session indexes {state['root']}; open another session folder to index {root}")
-    state = state or {"root": str(root), "commit": None, "files": {}}
+    state = state or {"root": str(root), "commit": None, "files": {}, "units_version": UNITS_VERSION}
+    recut = state.get("units_version", 1) != UNITS_VERSION
     graph.workspace = root
     walk = walk_workspace(root, limits, extra_ignores=extra_ignores)
     report = IndexReport(root=root, files_seen=len(walk.files), files_skipped=walk.skipped_count, skipped_reasons=dict(walk.reason_counts))
@@ -133,7 +138,7 @@ def index_workspace(
     todo: list[tuple[str, str, str]] = []  # (path, language, text)
     for path, entry in current.items():
         old = files.get(path)
-        if old is not None:
+        if old is not None and not recut:
             if changed is not None and dirty is not None and old.get("clean") and path not in changed and path not in dirty:
                 report.files_unchanged += 1
                 continue
@@ -146,7 +151,7 @@ def index_workspace(
             report.skipped_reasons[f"unreadable: {type(exc).__name__}"] = report.skipped_reasons.get(f"unreadable: {type(exc).__name__}", 0) + 1
             continue
         digest = sha256_text(text)
-        if old is not None and old["sha256"] == digest:
+        if old is not None and old["sha256"] == digest and not recut:
             old.update(size=entry.size, mtime_ns=entry.mtime_ns, clean=dirty is not None and path not in dirty)
             report.files_unchanged += 1
             continue
@@ -236,6 +241,7 @@ def index_workspace(
         }
 
     state["commit"] = head
+    state["units_version"] = UNITS_VERSION
     state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh
     graph.metadata["workspace"] = state
     if todo or stale_paths or len(graph._structure) == 0:

@@ -7,6 +7,7 @@ docstring), a Markdown section, or a bounded window of any other text.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..tokens import count_tokens, truncate_to_tokens
@@ -88,12 +89,42 @@ def _symbol_unit(path: str, language: str, lines: list[str], sym: Symbol, childr
     )
 
 
+_COMMENT = re.compile(r"^\s*(?://|#|/\*|\*|@)")
+
+
+def outermost(symbols: list[Symbol]) -> list[Symbol]:
+    """The symbols no other symbol's lines contain, in line order.
+
+    Nesting is read from line ranges, not from ``parent``: a Go method names its receiver
+    type as its parent but sits outside the type's declaration, so it is a unit of its own.
+    """
+    out: list[Symbol] = []
+    for sym in sorted(symbols, key=lambda s: (s.start_line, -s.end_line)):
+        if out and out[-1].start_line <= sym.start_line and sym.end_line <= out[-1].end_line:
+            continue
+        out.append(sym)
+    return out
+
+
+def leading_comment_start(lines: list[str], start: int, floor: int) -> int:
+    """The first line of the comment block (or decorators) right above line ``start``,
+    not above line ``floor``; ``start`` when there is none.
+
+    >>> leading_comment_start(["x = 1", "", "// Run starts it.", "// It blocks.", "func Run() {"], 5, 0)
+    3
+    """
+    k = start - 1
+    while k > floor and lines[k - 1].strip() and _COMMENT.match(lines[k - 1]):
+        k -= 1
+    return k + 1
+
+
 def code_units(path: str, language: str, text: str, outline: Outline, max_unit_tokens: int) -> list[Unit]:
-    """Units of a parsed source file: preamble, top-level symbols, large classes split, and
-    the module-level code between symbols (constants, tables, registrations), which would
-    otherwise belong to no node."""
+    """Units of a parsed source file: preamble, top-level symbols (each with the comment
+    block right above it), large classes split, and the module-level code between symbols
+    (constants, tables, registrations), which would otherwise belong to no node."""
     lines = text.split("\n")
-    top = [s for s in outline.symbols if s.parent is None]
+    top = outermost(outline.symbols)
     units: list[Unit] = []
     first = min((s.start_line for s in top), default=len(lines) + 1)
     preamble_end = first - 1
@@ -113,17 +144,18 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
     for sym in top:
         if sym.start_line <= covered_to:  # nested in a symbol already emitted (e.g. a decorator range)
             continue
-        gap(covered_to + 1, sym.start_line - 1)
-        children = [s for s in outline.symbols if s.parent is not None and sym.start_line <= s.start_line and s.end_line <= sym.end_line]
-        body = _slice(lines, sym.start_line, sym.end_line)
+        start = leading_comment_start(lines, sym.start_line, covered_to)
+        gap(covered_to + 1, start - 1)
+        children = [s for s in outline.symbols if s is not sym and sym.start_line <= s.start_line and s.end_line <= sym.end_line]
+        body = _slice(lines, start, sym.end_line)
         if children and count_tokens(body) > max_unit_tokens:
             head_end = min(c.start_line for c in children) - 1
-            if head_end >= sym.start_line:
-                units.append(_symbol_unit(path, language, lines, sym, [], sym.start_line, head_end))
-            for child in children:
-                units.append(_symbol_unit(path, language, lines, child, []))
+            if head_end >= start:
+                units.append(_symbol_unit(path, language, lines, sym, [], start, head_end))
+            for child in outermost(children):  # a function nested in a method stays in the method
+                units.append(_symbol_unit(path, language, lines, child, [c for c in children if c is not child and child.start_line <= c.start_line and c.end_line <= child.end_line]))
         else:
-            units.append(_symbol_unit(path, language, lines, sym, children))
+            units.append(_symbol_unit(path, language, lines, sym, children, start))
         covered_to = sym.end_line
     if top:
         gap(covered_to + 1, len(lines))

@@ -1,0 +1,102 @@
+"""Selection quality on commit-derived cases: strategy × budget × repository.
+
+A script that prints figures, not a test. The cases come from ``loom-nb mine`` (query: a
+commit message; gold: the non-test source lines the commit changed, in the parent tree):
+
+    .venv/bin/python -m loom_nb.cli mine /work/.mirror/pallets+flask/repo --out build/mined/flask.jsonl --max 50 --cache /tmp/loom-mined/flask
+    .venv/bin/python -m loom_nb.cli mine /work/.mirror/gin-gonic+gin/repo --out build/mined/gin.jsonl --max 50 --cache /tmp/loom-mined/gin
+    .venv/bin/python benchmarks/bench_quality.py build/mined/flask.jsonl build/mined/gin.jsonl \\
+        --budgets 4000,8000,16000 --cache build/eval-cache --json benchmarks/last_quality_run.json
+
+Each cases file is one repository (its name is the file's stem). Every workspace is indexed
+once (the embedding cache is shared across the near-identical parent trees, and kept in
+``--cache``); all budgets and strategies run on the same index. The table gives, per
+repository, budget and strategy: line recall, gold-file recall, reference precision and
+tokens used; then the bar of issue 5 (the engine against ``bm25-chunks``), PASS or MISS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from loom_nb.evaluate import evaluate_budgets, load_cases  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import machine, table  # noqa: E402
+
+STRATEGIES = ("loom", "bm25-chunks", "bm25", "dense", "whole-file")
+BAR_MARGIN_8K = 0.15
+BAR_LINE_RECALL_8K = 0.6
+BAR_FILE_RECALL_8K = 0.85
+
+
+def _embedder(name: str):
+    from loom_nb.embed import HashingEmbedder, MiniLMEmbedder
+
+    return HashingEmbedder() if name == "hashing" else MiniLMEmbedder()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("cases", nargs="+", help="one JSON Lines cases file per repository")
+    parser.add_argument("--budgets", default="4000,8000,16000")
+    parser.add_argument("--strategy", default=",".join(STRATEGIES))
+    parser.add_argument("--embedder", default="minilm", help="minilm (default) or hashing (quick iteration only)")
+    parser.add_argument("--cache", help="keep indexed workspaces and embeddings here between runs")
+    parser.add_argument("--json", help="write every figure (and per-case rows) here")
+    args = parser.parse_args(argv)
+    budgets = [int(b) for b in args.budgets.split(",")]
+    strategies = tuple(s for s in args.strategy.split(",") if s)
+    embedder = _embedder(args.embedder)
+    out: dict = {"machine": machine(), "embedder": embedder.model_id, "budgets": budgets, "repos": {}}
+    rows = []
+    for path in args.cases:
+        repo = Path(path).stem
+        cases, errors = load_cases(path)
+        for e in errors:
+            print(f"warning: {e}", file=sys.stderr)
+        started = time.perf_counter()
+        reports = evaluate_budgets(cases, budgets, strategies, embedder=embedder, cache_dir=args.cache)
+        seconds = time.perf_counter() - started
+        out["repos"][repo] = {"cases": len(cases), "seconds": seconds, "tables": {}, "per_case": {}}
+        for budget, report in reports.items():
+            out["repos"][repo]["tables"][budget] = report.table()
+            out["repos"][repo]["per_case"][budget] = [
+                {k: v for k, v in r.items() if k in ("case", "strategy", "line_recall", "file_recall", "precision", "tokens")}
+                for r in report.case_rows()]
+            for row in report.table():
+                rows.append([repo, f"{budget:,}", row["strategy"], row["cases"],
+                             f"{row['line_recall']:.3f}" if row["line_recall"] is not None else "-",
+                             f"{row['file_recall']:.3f}" if row["file_recall"] is not None else "-",
+                             f"{row['precision']:.3f}", f"{row['tokens']:.0f}", f"{row['seconds'] * 1000:.1f}"])
+        print(f"{repo}: {len(cases)} cases, {seconds:.0f} s", file=sys.stderr)
+    table(f"Selection quality ({embedder.model_id})", ["repo", "budget", "strategy", "cases", "line recall", "file recall", "precision", "tokens", "query ms"], rows)
+
+    if "loom" in strategies and "bm25-chunks" in strategies:
+        bar = []
+        for repo, data in out["repos"].items():
+            for budget in budgets:
+                t = {r["strategy"]: r for r in data["tables"][budget]}
+                gain = t["loom"]["line_recall"] - t["bm25-chunks"]["line_recall"]
+                need = BAR_MARGIN_8K if budget == 8000 else 0.0
+                checks = [gain > need]
+                text = f"lineR {t['loom']['line_recall']:.3f} vs {t['bm25-chunks']['line_recall']:.3f} ({gain:+.3f}, need > {need:+.2f})"
+                if budget == 8000:
+                    checks += [t["loom"]["line_recall"] >= BAR_LINE_RECALL_8K, t["loom"]["file_recall"] >= BAR_FILE_RECALL_8K]
+                    text += f"; lineR >= {BAR_LINE_RECALL_8K}, fileR {t['loom']['file_recall']:.3f} >= {BAR_FILE_RECALL_8K}"
+                bar.append([repo, f"{budget:,}", text, "PASS" if all(checks) else "MISS"])
+        table("The bar: the engine against bm25-chunks", ["repo", "budget", "measured", "bar"], bar)
+        out["bar"] = bar
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1, default=float) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

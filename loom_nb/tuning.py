@@ -1,0 +1,320 @@
+"""Tuning the weights, thresholds and packing parameters on labelled cases, with held-out folds.
+
+The reference design calls the weights and thresholds *hypotheses to be measured*. This
+module measures them: :func:`cross_validate` splits the cases into folds, searches the
+parameters on all folds but one by coordinate ascent (:func:`coordinate_ascent`), and
+grades the winner on the fold left out, so the reported gain is on cases the search never
+saw. :func:`tuning_figure` draws default against tuned, per fold.
+
+Speed: each case is ranked once (:func:`prepare`); a candidate configuration only
+re-weights the stored signals (:meth:`~loom_nb.rank.Ranking.reweighted`) and packs again,
+so one evaluation of a configuration costs one :func:`~loom_nb.pack.pack` per case and
+budget. Parameters that change the signals themselves (``hop_decay``,
+``size_reference_tokens``, ``relevance_floor`` through link density) rank again, once per
+distinct value.
+
+Run it as ``loom-nb tune CASES.jsonl [CASES2.jsonl ...] --budgets 4000,8000,16000``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+import numpy as np
+
+from .config import LoomConfig
+from .evaluate import Case, Gold, Workbench, grade, packed_items
+from .pack import MODES, explicit_budget, pack
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SPACE: dict[str, tuple] = {
+    "weights.semantic": (0.0, 0.15, 0.35, 0.6),
+    "weights.hop": (0.0, 0.1, 0.2, 0.4),
+    "weights.size": (0.0, 0.05, 0.1, 0.2),
+    "weights.provenance": (0.0, 0.15, 0.3, 0.6),
+    "weights.density": (0.0, 0.1, 0.2),
+    "weights.terms": (0.25, 0.5, 1.0, 2.0),
+    "weights.path_mention": (0.0, 0.15, 0.3, 0.6),
+    "relevance_floor": (0.2, 0.3, 0.4),
+    "lexical_anchor": (0.6, 0.8, 1.0, 1.01),
+    "lexical_relevance": (0.3, 0.5, 0.7),
+    "max_whole_share": (0.25, 0.5),
+    "large_node_tokens": (600, 1200, 2400),
+}
+"""What :func:`coordinate_ascent` searches by default: the ranking weights that vary between
+file units (staleness is equal for all of them in a fresh session, and a tag or a dirty file
+never occurs in mined cases), the two relevance thresholds, and the packing split of large
+nodes. Each list holds the current default."""
+
+_RERANK = ("relevance_floor", "hop_decay", "size_reference_tokens", "concept_relevance", "lexical_anchor")
+"""Config fields that change signal values, so a new value needs a fresh :func:`rank`."""
+
+
+def get_param(config: LoomConfig, name: str) -> Any:
+    """``config``'s value of ``"weights.semantic"`` or ``"relevance_floor"``."""
+    if name.startswith("weights."):
+        return getattr(config.weights, name.split(".", 1)[1])
+    return getattr(config, name)
+
+
+def set_params(config: LoomConfig, values: dict[str, Any]) -> LoomConfig:
+    """A copy of ``config`` with some parameters (``"weights.x"`` or field names) changed.
+
+    >>> set_params(LoomConfig(), {"weights.terms": 1.0, "relevance_floor": 0.3}).weights.terms
+    1.0
+    """
+    weights = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("weights.")}
+    other = {k: v for k, v in values.items() if not k.startswith("weights.")}
+    if weights:
+        other["weights"] = replace(config.weights, **weights)
+    return replace(config, **other)
+
+
+@dataclass
+class Prepared:
+    """One case, ranked once, ready to be packed under many configurations."""
+
+    case: Case
+    loom: Any
+    query_vector: np.ndarray
+    gold: Gold
+    _rankings: dict = field(default_factory=dict)
+
+    def ranking(self, config: LoomConfig):
+        from .rank import rank
+
+        key = tuple(getattr(config, name) for name in _RERANK)
+        base = self._rankings.get(key)
+        if base is None:
+            base = rank(self.loom.graph, self.query_vector, query=self.case.query, config=config)
+            self._rankings[key] = base
+        return base.reweighted(config)
+
+    def run(self, config: LoomConfig, budget: int):
+        """The metrics of this case packed under ``config`` at ``budget`` tokens."""
+        ranking = self.ranking(config)
+        mode = MODES["fused"]
+        packed = pack(self.loom.graph, ranking, explicit_budget(int(budget), mode), mode=mode,
+                      query_vector=self.query_vector, config=config)
+        return grade(packed_items(self.loom.graph, packed), self.gold, budget=budget, tokens=packed.context_tokens)
+
+
+def prepare(cases: Sequence[Case], bench: Workbench) -> list[Prepared]:
+    """Open (index) every case's workspace once and embed its query."""
+    out = []
+    for case in cases:
+        loom = bench.loom(case)
+        out.append(Prepared(case, loom, loom.embedder.embed([case.query])[0],
+                            Gold(frozenset(case.gold_files), frozenset(), dict(case.gold_ranges), {})))
+    return out
+
+
+def evaluate_config(prepared: Sequence[Prepared], config: LoomConfig, budgets: Sequence[int],
+                    metric: str = "line_recall") -> np.ndarray:
+    """Per case, the mean of ``metric`` over ``budgets`` (a metric that is None counts 0)."""
+    out = np.zeros(len(prepared))
+    for k, p in enumerate(prepared):
+        values = [getattr(p.run(config, b), metric) for b in budgets]
+        out[k] = float(np.mean([v if v is not None else 0.0 for v in values]))
+    return out
+
+
+@dataclass
+class SearchStep:
+    param: str
+    value: Any
+    score: float
+    accepted: bool
+
+
+def coordinate_ascent(
+    prepared: Sequence[Prepared],
+    base: LoomConfig,
+    budgets: Sequence[int],
+    *,
+    space: dict[str, Sequence] | None = None,
+    metric: str = "line_recall",
+    rounds: int = 2,
+    seed: int = 0,
+    min_gain: float = 1e-4,
+) -> tuple[LoomConfig, float, list[SearchStep]]:
+    """Maximise the mean ``metric`` over ``prepared`` cases one parameter at a time.
+
+    Each round visits the parameters of ``space`` in a shuffled order and sets each to its
+    best listed value with the others held (a value must beat the current score by
+    ``min_gain``; ties keep the current value, so defaults survive unless beaten). Stops
+    after ``rounds`` or when a round changes nothing. Returns the best config, its score,
+    and every step tried.
+    """
+    space = dict(space or DEFAULT_SPACE)
+    rng = random.Random(seed)
+    config = base
+    best = float(evaluate_config(prepared, config, budgets, metric).mean())
+    steps: list[SearchStep] = []
+    for _ in range(rounds):
+        changed = False
+        names = list(space)
+        rng.shuffle(names)
+        for name in names:
+            current = get_param(config, name)
+            for value in space[name]:
+                if value == current:
+                    continue
+                try:
+                    candidate = set_params(config, {name: value})
+                except ValueError:
+                    continue
+                score = float(evaluate_config(prepared, candidate, budgets, metric).mean())
+                accepted = score > best + min_gain
+                steps.append(SearchStep(name, value, score, accepted))
+                if accepted:
+                    config, best, current, changed = candidate, score, value, True
+        if not changed:
+            break
+    return config, best, steps
+
+
+@dataclass
+class Fold:
+    """One held-out fold: the parameters chosen on the others, and both configs graded on it."""
+
+    index: int
+    test_ids: list[str]
+    chosen: dict[str, Any]
+    train_default: float
+    train_tuned: float
+    test_default: float
+    test_tuned: float
+
+
+@dataclass
+class TuningReport:
+    """What :func:`cross_validate` measured."""
+
+    metric: str
+    budgets: list[int]
+    folds: list[Fold]
+    final: dict[str, Any]
+    """The parameters chosen on all cases (what a library default should be)."""
+    final_score: float
+    default_score: float
+    seconds: float
+    cases: int
+
+    @property
+    def held_out_gain(self) -> float:
+        """Mean over folds of (tuned − default) on the held-out cases."""
+        return float(np.mean([f.test_tuned - f.test_default for f in self.folds])) if self.folds else 0.0
+
+    def __str__(self) -> str:
+        lines = [f"{self.cases} cases, {len(self.folds)} folds, {self.metric} mean over budgets {self.budgets}; {self.seconds:.0f} s",
+                 f"{'fold':>4} {'train default':>14} {'train tuned':>12} {'held-out default':>17} {'held-out tuned':>15} {'gain':>7}"]
+        for f in self.folds:
+            lines.append(f"{f.index:>4} {f.train_default:>14.3f} {f.train_tuned:>12.3f} {f.test_default:>17.3f} "
+                         f"{f.test_tuned:>15.3f} {f.test_tuned - f.test_default:>+7.3f}")
+        lines.append(f"held-out gain over the defaults: {self.held_out_gain:+.3f}")
+        lines.append(f"on all cases: default {self.default_score:.3f}, tuned {self.final_score:.3f}; chosen {self.final}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.metric, "budgets": self.budgets, "cases": self.cases, "seconds": self.seconds,
+                "held_out_gain": self.held_out_gain, "default_score": self.default_score, "final_score": self.final_score,
+                "final": self.final, "folds": [vars(f) for f in self.folds]}
+
+
+def _changed(config: LoomConfig, base: LoomConfig, names: Sequence[str]) -> dict[str, Any]:
+    return {n: get_param(config, n) for n in names if get_param(config, n) != get_param(base, n)}
+
+
+def folds_of(cases: Sequence[Case], k: int, seed: int = 0, group=None) -> list[list[int]]:
+    """``k`` folds of case indices; with ``group`` (case → key), each group is spread
+    evenly over the folds (every fold holds cases of every repository).
+
+    >>> [sorted(f) for f in folds_of([Case(str(i), "q") for i in range(5)], 2)]
+    [[0, 2, 3], [1, 4]]
+    """
+    rng = random.Random(seed)
+    keys: dict[Any, list[int]] = {}
+    for i, case in enumerate(cases):
+        keys.setdefault(group(case) if group else None, []).append(i)
+    folds: list[list[int]] = [[] for _ in range(k)]
+    offset = 0
+    for key in sorted(keys, key=str):
+        members = keys[key][:]
+        rng.shuffle(members)
+        for j, i in enumerate(members):
+            folds[(j + offset) % k].append(i)
+        offset += len(members)
+    return folds
+
+
+def cross_validate(
+    prepared: Sequence[Prepared],
+    budgets: Sequence[int],
+    *,
+    base: LoomConfig | None = None,
+    k: int = 5,
+    space: dict[str, Sequence] | None = None,
+    metric: str = "line_recall",
+    rounds: int = 2,
+    seed: int = 0,
+    group=None,
+    final: bool = True,
+) -> TuningReport:
+    """``k``-fold cross-validation of :func:`coordinate_ascent` from ``base``.
+
+    For each fold the search runs on the other folds; default and tuned are graded on the
+    fold. With ``final``, a last search on every case gives the parameters to adopt.
+    """
+    started = time.perf_counter()
+    base = base or LoomConfig()
+    space = dict(space or DEFAULT_SPACE)
+    per_case_default = evaluate_config(prepared, base, budgets, metric)
+    folds = []
+    for index, test in enumerate(folds_of([p.case for p in prepared], k, seed, group)):
+        test_set = set(test)
+        train = [p for i, p in enumerate(prepared) if i not in test_set]
+        held = [prepared[i] for i in test]
+        tuned, train_score, _ = coordinate_ascent(train, base, budgets, space=space, metric=metric, rounds=rounds, seed=seed + index)
+        test_tuned = float(evaluate_config(held, tuned, budgets, metric).mean()) if held else 0.0
+        folds.append(Fold(index, [p.case.id for p in held], _changed(tuned, base, list(space)),
+                          float(per_case_default[[i for i in range(len(prepared)) if i not in test_set]].mean()),
+                          train_score, float(per_case_default[test].mean()) if test else 0.0, test_tuned))
+        log.info("fold %d: held-out %.3f -> %.3f", index, folds[-1].test_default, test_tuned)
+    chosen, final_score = {}, float(per_case_default.mean())
+    if final:
+        best, final_score, _ = coordinate_ascent(prepared, base, budgets, space=space, metric=metric, rounds=rounds, seed=seed)
+        chosen = _changed(best, base, list(space))
+    return TuningReport(metric, list(budgets), folds, chosen, final_score, float(per_case_default.mean()),
+                        time.perf_counter() - started, len(prepared))
+
+
+def tuning_figure(report: TuningReport):
+    """Held-out ``metric`` per fold, defaults against tuned (plotly bar chart)."""
+    import plotly.graph_objects as go
+
+    labels = [f"fold {f.index + 1}" for f in report.folds] + ["mean"]
+    default = [f.test_default for f in report.folds]
+    tuned = [f.test_tuned for f in report.folds]
+    default.append(float(np.mean(default)) if default else 0.0)
+    tuned.append(float(np.mean(tuned)) if tuned else 0.0)
+    fig = go.Figure([
+        go.Bar(name="defaults", x=labels, y=default, marker_color="#9aa5b1", text=[f"{v:.3f}" for v in default], textposition="outside"),
+        go.Bar(name="tuned on the other folds", x=labels, y=tuned, marker_color="#2f6fb0", text=[f"{v:.3f}" for v in tuned], textposition="outside"),
+    ])
+    fig.update_layout(
+        barmode="group", template="plotly_white", height=380,
+        title=f"Held-out {report.metric.replace('_', ' ')} (mean over budgets {', '.join(map(str, report.budgets))}): "
+              f"gain {report.held_out_gain:+.3f}",
+        yaxis=dict(title=report.metric.replace("_", " "), range=[0, 1.05]), legend=dict(orientation="h", y=-0.15),
+    )
+    return fig
+
+
+__all__ = ["DEFAULT_SPACE", "Fold", "Prepared", "SearchStep", "TuningReport", "coordinate_ascent", "cross_validate",
+           "evaluate_config", "folds_of", "get_param", "prepare", "set_params", "tuning_figure"]
