@@ -13,6 +13,7 @@ cells = [
         "Ollama server is needed."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "from pathlib import Path\n"
         "from loom_nb import Loom, LoomConfig\n\n"
         "SOURCES = Path('../sample_sessions/auth-debugging/sources')\n"
