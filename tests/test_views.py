@@ -9,7 +9,7 @@ import pytest
 
 from conftest import TableEmbedder, unit
 from loom_nb import SIGNALS, HashingEmbedder, Loom, LoomConfig, LoomGraph
-from loom_nb.views import NodeView, mimebundle
+from loom_nb.views import NodeView
 from loom_nb.views.figures import budget_figure, contributions_figure, embedding_map, score_histogram
 from loom_nb.views.widgets import TunerSnapshot, threshold_preview
 
