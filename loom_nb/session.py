@@ -32,6 +32,7 @@ import json
 import logging
 import re
 import time
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -298,7 +299,7 @@ class Session:
         self._tools: bool | None = None
         self._pending: Future | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loom-indexer") if background else None
-        self._workspace_cache: tuple[int, int, str] | None = None
+        self._workspace_cache: tuple[tuple, str] | None = None
         self.last_error: BaseException | None = None
         """The post-processing indexer's last failure, if any (the chat goes on without it)."""
 
@@ -705,32 +706,30 @@ class Session:
         and it puts the modules everything leans on at the top.
         """
         graph = self.loom.graph
-        key = (graph._version, max_tokens)
-        if self._workspace_cache is not None and self._workspace_cache[:2] == key:
-            return self._workspace_cache[2]
+        state = graph.metadata.get("workspace") or {}
+        files = {path: info["nodes"] for path, info in (state.get("files") or {}).items() if info.get("nodes")}
+        if not files:
+            return ""
+        # chat turns add no files: the map only changes when the workspace is (re)indexed
+        key = (state.get("commit"), len(files), sum(map(len, files.values())), len(graph._structure), max_tokens)
+        if self._workspace_cache is not None and self._workspace_cache[0] == key:
+            return self._workspace_cache[1]
         arrays = graph.arrays()
-        files: dict[str, list[int]] = {}
-        for row, path in enumerate(arrays.paths):
-            if path:
-                files.setdefault(path, []).append(row)
-        text = ""
-        if files:
-            import numpy as np
-
-            indegree = np.bincount(np.asarray(arrays.structure_b, dtype=np.int64), minlength=len(arrays.paths))
-            ranked = sorted(files, key=lambda p: (-int(indegree[files[p]].sum()), p))
-            lines = [f"Workspace {graph.workspace.name if graph.workspace else ''} ({len(files)} files), most used first:"]
-            used = count_tokens(lines[0])
-            for path in ranked:
-                titles = [graph.node(arrays.content_ids[r]).title for r in files[path][:8]]
-                line = f"- {path}: " + "; ".join(" ".join(t.split())[:60] for t in titles)
-                cost = count_tokens(line) + 1
-                if used + cost > max_tokens:
-                    break
-                lines.append(line)
-                used += cost
-            text = "\n".join(lines) if len(lines) > 1 else ""
-        self._workspace_cache = (*key, text)
+        used_by = Counter(arrays.paths[int(row)] for row in arrays.structure_b)
+        ranked = sorted(files, key=lambda p: (-used_by.get(p, 0), p))
+        name = Path(state.get("root", "")).name
+        lines = [f"Workspace {name} ({len(files)} files), most used first:"]
+        used = count_tokens(lines[0])
+        for path in ranked:
+            titles = [graph.node(node_id).title for node_id in files[path][:8] if node_id in graph]
+            line = f"- {path}: " + "; ".join(" ".join(t.split())[:60] for t in titles)
+            cost = count_tokens(line) + 1
+            if used + cost > max_tokens:
+                break
+            lines.append(line)
+            used += cost
+        text = "\n".join(lines) if len(lines) > 1 else ""
+        self._workspace_cache = (key, text)
         return text
 
     # -- accounting --------------------------------------------------------------------------
