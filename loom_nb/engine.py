@@ -263,7 +263,7 @@ class Loom:
         loom = cls(folder, embedder=cached, config=config, namer=namer, graph=graph)
         workspace = graph.metadata.get("workspace", {}).get("root")
         if workspace:
-            graph.workspace = Path(workspace)
+            graph.workspace = folder / workspace  # a relative root (a copied sample) is the session's own
         loom._saved_scores = doc.get("scores", {})
         return loom
 

@@ -191,3 +191,17 @@ def test_budget_from_the_num_ctx_ollama_reports(loom, monkeypatch):
         assert (result.window.source, result.window.num_ctx, result.budget.window) == ("ollama", 16384, 16384)
     result = loom.query("tokens?", model="llama3.1:8b", ask_ollama=True)  # the server is gone
     assert result.window.source == "table" and result.budget.window == 4096
+
+
+def test_open_resolves_a_relative_workspace_root_against_the_session_folder(tmp_path):
+    from loom_nb import HashingEmbedder, Loom
+
+    folder = tmp_path / "s"
+    loom = Loom.open(folder, embedder=HashingEmbedder())
+    loom.graph.metadata["workspace"] = {"root": "workspace", "commit": None, "files": {}}
+    loom.add("a note")
+    loom.save()
+    assert Loom.open(folder).graph.workspace == folder / "workspace"
+    loom.graph.metadata["workspace"]["root"] = str(tmp_path / "elsewhere")
+    loom.save()
+    assert Loom.open(folder).graph.workspace == tmp_path / "elsewhere"
