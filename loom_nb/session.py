@@ -44,7 +44,7 @@ from .engine import Loom, QueryResult
 from .errors import LoomError, SessionFormatError
 from .pack import MESSAGE_OVERHEAD, output_reservation
 from .store import atomic_write_text
-from .tokens import ContextWindow, count_tokens, parse_show
+from .tokens import ContextWindow, count_tokens, parse_show, truncate_to_tokens
 
 log = logging.getLogger(__name__)
 
@@ -598,7 +598,8 @@ class Session:
         from .embed import explain_ollama_error
 
         available = set(turn.offered)
-        callback_cap = int(turn.zones["reserved output"] * self.zones.callback_share)
+        # all of a turn's callbacks share one allowance, so the answer keeps the rest
+        allowance = int(turn.zones["reserved output"] * self.zones.callback_share)
         left = self.max_callbacks
         options = {"num_ctx": turn.window}
         messages = list(messages)
@@ -649,7 +650,10 @@ class Session:
                 if left <= 0:
                     break
                 left -= 1
-                body, status, tokens = self._callback_text(node_id, available, callback_cap)
+                body, status, tokens = self._callback_text(node_id, available, allowance)
+                if status.startswith("loaded"):
+                    available.discard(node_id)  # served once; asking again is refused
+                    allowance -= tokens
                 turn.callbacks.append({"node_id": node_id, "via": "tool" if tools else "marker", "status": status, "tokens": tokens})
                 if status.startswith("loaded"):
                     self.loom.graph.mark_accessed([node_id])
@@ -665,24 +669,27 @@ class Session:
     def _callback_text(self, node_id: str, available: set[str], cap: int) -> tuple[str, str, int]:
         """The text served for a callback, its status and its tokens (within ``cap``)."""
         if node_id not in available:
-            return f"[{node_id}] is not in the 'Available on request' list.", "refused: not offered", 0
+            return (f"[{node_id}] is not in the 'Available on request' list (or was already given).",
+                    "refused: not offered", 0)
+        frame = f"--- [{node_id}]  () ---\n\n--- end [{node_id}] ---"
+        if cap - count_tokens(frame) < 32:
+            return f"[{node_id}] does not fit: the callback allowance of this turn is spent.", "refused: allowance spent", 0
         try:
             node = self.loom.graph.node(node_id)
             text = self.loom.graph.text(node_id)
         except LoomError as exc:
             return f"[{node_id}] could not be loaded: {exc}", f"failed: {exc}", 0
         status = "loaded"
-        if node.tokens > cap:  # whole lines, from the top, until the cap
-            kept, used = [], 0
-            for line in text.splitlines(keepends=True):
-                cost = count_tokens(line)
-                if used + cost > cap:
-                    break
-                kept.append(line)
-                used += cost
-            text = "".join(kept) + f"\n… (cut at {cap} tokens of {node.tokens})"
+        head = f"--- [{node_id}] {node.title} ({node.type}) ---\n"
+        tail = f"\n--- end [{node_id}] ---"
+        cap -= count_tokens(head + tail) + 16  # the frame and the cut note come out of the cap
+        if node.tokens > cap:  # the top of the node, ending on a whole line when one is near
+            cut = truncate_to_tokens(text, max(cap, 0))
+            if "\n" in cut[len(cut) // 2:]:
+                cut = cut[: cut.rfind("\n") + 1]
+            text = cut + f"\n… (cut at {cap} tokens of {node.tokens})"
             status = "loaded (cut to fit)"
-        body = f"--- [{node_id}] {node.title} ({node.type}) ---\n{text}\n--- end [{node_id}] ---"
+        body = f"{head}{text}{tail}"
         return body, status, count_tokens(body)
 
     def _index_answer(self, turn: Turn, message: Message) -> None:

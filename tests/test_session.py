@@ -180,9 +180,10 @@ def test_staleness_advances_per_turn_and_loaded_nodes_are_refreshed():
 def test_callback_through_the_tool_serves_an_offered_node_and_stops_at_the_limit():
     loom = make_loom()
     big = loom.add("Incident timeline. " + "Step: the gateway retried the refresh call. " * 80).ids[0]
-    # a tight budget so that the big node is offered but not loaded
-    calls = [{"content": "", "tool_calls": [{"name": "load_context", "arguments": {"node_id": big}}]}] * 3
-    with OllamaStandIn(answers=calls + ["done"], show=default_show(num_ctx=1024)) as server:
+    ask = lambda node_id: {"content": "", "tool_calls": [{"name": "load_context", "arguments": {"node_id": node_id}}]}  # noqa: E731
+    # a tight budget so that the big node is offered but not loaded; the model asks for it
+    # twice (the second is refused: already given), then a third time (over the limit)
+    with OllamaStandIn(answers=[ask(big), ask(big), ask(big), "done"], show=default_show(num_ctx=1024)) as server:
         session = session_for(server, loom)
         turn = session.send("timeline of the gateway retried refresh call incident")
         requests = server.chat_requests
@@ -190,14 +191,33 @@ def test_callback_through_the_tool_serves_an_offered_node_and_stops_at_the_limit
     assert row.decision == "manifest_only"
     assert f"- {big}:" in requests[0]["messages"][-1]["content"]  # listed under 'Available on request'
     assert requests[0]["tools"][0]["function"]["name"] == "load_context"
-    # two callbacks served (the default limit), the third refused, and no fourth request
-    assert [c["status"].split(" ")[0] for c in turn.callbacks] == ["loaded", "loaded", "refused:"]
-    assert len(requests) == 3
+    assert [c["status"] for c in turn.callbacks] == [
+        "loaded (cut to fit)", "refused: not offered", "refused: callback limit reached"]
+    assert len(requests) == 3  # the third ask ends the turn: no fourth request
     tool_messages = [m for m in requests[1]["messages"] if m["role"] == "tool"]
     assert len(tool_messages) == 1 and tool_messages[0]["content"].startswith(f"--- [{big}]")
-    # the served text fits the callback allowance (half the output reservation)
-    assert turn.callbacks[0]["tokens"] <= turn.zones["reserved output"] // 2 + 40
+    assert "already given" in [m for m in requests[2]["messages"] if m["role"] == "tool"][-1]["content"]
+    # what was served fits one allowance per turn: half the output reservation
+    assert 0 < sum(c["tokens"] for c in turn.callbacks) <= turn.zones["reserved output"] // 2
     assert loom.graph.node(big).last_access_turn == loom.graph.turn
+
+
+def test_callbacks_share_one_allowance_per_turn():
+    loom = make_loom()
+    ids = [loom.add(f"Incident part {k}. " + f"Step {k}: the gateway retried the refresh call. " * 60).ids[0] for k in range(5)]
+    ask = lambda node_id: {"tool_calls": [{"name": "load_context", "arguments": {"node_id": node_id}}]}  # noqa: E731
+    with OllamaStandIn(answers=[ask("$AVAILABLE_1"), ask("$AVAILABLE_2"), "done"], show=default_show(num_ctx=2048)) as server:
+        turn = session_for(server, loom).send("incident part gateway retried refresh call steps")
+        served = [m["content"] for m in server.chat_requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(set(turn.offered) & set(ids)) >= 2  # the big parts were offered
+    # each part (one long line) is larger than the allowance: the first is cut to fit and
+    # takes it all, so the second is refused and the answer keeps the rest of its room
+    assert [c["status"] for c in turn.callbacks] == ["loaded (cut to fit)", "refused: allowance spent"]
+    allowance = turn.zones["reserved output"] // 2
+    assert allowance - 40 <= turn.callbacks[0]["tokens"] <= allowance
+    assert "Step" in served[0] and "… (cut at" in served[0]  # a long line is cut by tokens, not dropped
+    assert "allowance of this turn is spent" in served[1]
+    assert turn.answer == "done"
 
 
 def test_callback_refuses_a_node_that_was_not_offered():
