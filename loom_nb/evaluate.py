@@ -40,6 +40,7 @@ import hashlib
 import json
 import logging
 import re
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -607,6 +608,10 @@ class Workbench:
         self.looms: dict[Path, Any] = {}
         self.spaces: dict[Path, _Workspace] = {}
         self.failures: dict[Path, str] = {}
+        self._siblings: dict[Path, Path] = {}
+        """The last session indexed per parent folder: a mined history's trees are siblings
+        (``cache/<sha>``), and a new tree starts from its sibling's session, so only the
+        files that differ are parsed again (the others are read and hashed)."""
         self._loaded = len(self.embedder)
         if self.cache_dir is not None:
             path = _shared_cache_file(self.cache_dir, self.embedder.model_id)
@@ -632,10 +637,17 @@ class Workbench:
                     self.looms[key] = Loom.open(case.session, embedder=self.embedder if self.explicit_embedder else None, create=False)
                 elif self.cache_dir is not None:
                     folder = _cache_folder(self.cache_dir, case.workspace, self.embedder.model_id)
+                    seed = self._siblings.get(Path(case.workspace).parent)
+                    if not (folder / "graph.json").exists() and seed is not None and (seed / "graph.json").exists():
+                        shutil.copytree(seed, folder, dirs_exist_ok=True)  # a sibling tree's session: refresh it
                     loom = Loom.open(folder, embedder=CachedEmbedder(self.embedder))  # saves only its own vectors
+                    state = loom.graph.metadata.get("workspace")
+                    if state and state.get("root") != str(Path(case.workspace).resolve()):
+                        state.update(root=str(Path(case.workspace).resolve()), commit=None)
                     loom.index(case.workspace, progress=self.progress)
                     loom.save()
                     self.looms[key] = loom
+                    self._siblings[Path(case.workspace).parent] = folder
                 else:
                     loom = Loom(embedder=self.embedder)
                     loom.index(case.workspace, progress=self.progress)

@@ -40,8 +40,9 @@ term adds much less than the 1st)."""
 DEFAULT_B = 0.75
 """BM25 length normalisation (the usual 0.75: a match in a long chunk is worth less)."""
 
-PATH_SCORE, BASENAME_SCORE, STEM_SCORE = 1.0, 0.7, 0.4
-""":func:`path_mentions` values for naming a row's full path, its basename, or its stem."""
+PATH_SCORE, BASENAME_SCORE, STEM_SCORE, FOLDER_SCORE = 1.0, 0.7, 0.4, 0.25
+""":func:`path_mentions` values for naming a row's full path, its basename, its stem, or the
+folder it is in ("fix(binding): ..." names the files of ``binding/``)."""
 
 MIN_STEM_CHARS = 4
 """A stem must have this many characters to count as a mention: 'io' or 'cli' are ordinary
@@ -137,10 +138,11 @@ def terms(text: str) -> list[str]:
        and other punctuation separate tokens, so a path gives one token per segment.
     2. A dotted token is kept whole (``graph.json``, ``ranking.breakdown``) so naming a file
        or qualified symbol exactly beats naming its words apart.
-    3. Each dot segment is split by :func:`split_identifier`; if it has more than one part the
-       whole segment is kept too (``count_tokens`` gives ``count_tokens``, ``count``,
-       ``token``), so the query ``count_tokens`` matches that identifier better than one that
-       merely contains ``count``. Hyphenated and slashed words are not rejoined: hyphens are
+    3. Each dot segment is split by :func:`split_identifier`; if it has more than one part,
+       or its one part is not the segment as written, the whole segment is kept too
+       (``count_tokens`` gives ``count_tokens``, ``count``, ``token``; ``__version__`` gives
+       ``__version__``, ``version``), so the query ``count_tokens`` matches that identifier
+       better than one that merely contains ``count``. Hyphenated and slashed words are not rejoined: hyphens are
        mostly prose ("well-known"), and whole paths are the job of :func:`path_mentions`.
     4. Parts of one character and English stopwords are dropped; whole tokens (rules 2–3) are
        kept as written, lower-cased, apart from stopwords such as ``e.g``.
@@ -180,8 +182,8 @@ def _token_terms(token: str) -> tuple[str, ...]:
             out.append(whole)
     for segment in segments:
         parts = split_identifier(segment)
-        if len(parts) > 1:
-            out.append(segment.lower())
+        if len(parts) > 1 or (parts and segment.lower() != parts[0] and segment.lower() not in _STOPWORDS):
+            out.append(segment.lower())  # the identifier as written: count_tokens, __version__
         out.extend(_stem(p) for p in parts if len(p) > 1 and p not in _STOPWORDS)
     return tuple(out)
 
@@ -705,6 +707,8 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     * 0.4 — the basename's stem appears as a whole word (``rank`` in "how does rank work")
       and has at least :data:`MIN_STEM_CHARS` characters. A basename without an extension
       (``Makefile``) is only a stem, so 'run' in "how do I run it" does not name ``bin/run``.
+    * 0.25 — the name of the folder holding the file appears as a whole word, with at least
+      :data:`MIN_STEM_CHARS` characters (``index`` names ``loom_nb/index/walk.py``).
 
     Matching is case-insensitive; ``None`` or empty paths score 0. Query tokens are parsed
     once into sets, then every unique path is looked up with ``np.isin``.
@@ -727,13 +731,19 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     stems = np.array([b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in basenames.tolist()], dtype=str)
     has_extension = stems != basenames
     suffix_array = np.array(sorted(suffixes), dtype=str)
+    word_array = np.array(sorted(words), dtype=str)
+    folders = np.array([p.rsplit("/", 2)[-2] if p.count("/") else "" for p in unique.tolist()], dtype=str)
     value = np.where(
         np.isin(unique, suffix_array),
         PATH_SCORE,
         np.where(
             has_extension & np.isin(basenames, suffix_array),
             BASENAME_SCORE,
-            np.where((np.char.str_len(stems) >= MIN_STEM_CHARS) & np.isin(stems, np.array(sorted(words), dtype=str)), STEM_SCORE, 0.0),
+            np.where(
+                (np.char.str_len(stems) >= MIN_STEM_CHARS) & np.isin(stems, word_array),
+                STEM_SCORE,
+                np.where((np.char.str_len(folders) >= MIN_STEM_CHARS) & np.isin(folders, word_array), FOLDER_SCORE, 0.0),
+            ),
         ),
     )
     return np.where(has, value[inverse], 0.0)

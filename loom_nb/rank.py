@@ -196,7 +196,7 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int) -> tuple[
     if not any(p is not None for p in paths):
         zeros = np.zeros(n)
         return terms, zeros, zeros, zeros
-    mention = path_mentions(query, paths)
+    mention = path_mentions(words, paths)  # a tag is its own signal, and its folder names no sibling
     tagged = tagged_mask(tags, paths) if tags else np.zeros(n)
     dirty_files = set(graph.metadata.get("workspace", {}).get("dirty", ()))
     dirty = tagged_mask(sorted(dirty_files), paths) if dirty_files else np.zeros(n)

@@ -173,6 +173,7 @@ def coordinate_ascent(
                 accepted = score > best + min_gain
                 steps.append(SearchStep(name, value, score, accepted))
                 if accepted:
+                    log.info("%s = %r: %.4f", name, value, score)
                     config, best, current, changed = candidate, score, value, True
         if not changed:
             break

@@ -18,6 +18,7 @@ from loom_nb.evaluate import (
     Loaded,
     char_span_lines,
     evaluate,
+    evaluate_budgets,
     grade,
     load_cases,
 )
@@ -233,3 +234,30 @@ def test_cli_eval_end_to_end(cases_file, tmp_path, capsys):
     assert data["strategies"] == ["loom", "bm25"] and data["errors"] and data["cases"][0]["strategies"]["loom"]["items"]
     code = main(["eval", str(cases_file), "--strategy", "loom,grep", "--embedder", "hashing"])
     assert code == 2 and "unknown strategy 'grep'" in capsys.readouterr().err
+
+
+def test_a_sibling_tree_starts_from_its_siblings_session(tmp_path):
+    import shutil
+
+    from loom_nb.evaluate import Workbench
+
+    first = _workspace(tmp_path / "trees" / "a")
+    second = tmp_path / "trees" / "b" / "ws"
+    shutil.copytree(first, second)
+    (second / "pkg" / "billing.py").write_text("def invoice_total(lines):\n    return 0\n")
+    cases = [Case(n, "invoice total", workspace=w.resolve(), gold_files=("pkg/billing.py",), gold_ranges={"pkg/billing.py": ((1, 2),)})
+             for n, w in (("a", first), ("b", second))]
+    bench = Workbench(HashingEmbedder(), tmp_path / "cache")
+    bench.loom(cases[0])
+    # the trees are ws folders under a/ and b/: not siblings, so b is indexed from scratch
+    assert len([f for f in (tmp_path / "cache").iterdir() if f.is_dir()]) == 1
+    bench._siblings[second.resolve().parent] = bench._siblings.pop(first.resolve().parent)  # make them siblings
+    loom = bench.loom(cases[1])
+    assert loom.graph.metadata["workspace"]["root"] == str(second.resolve())
+    assert "return 0" in loom.text(next(n for n in loom.graph.metadata["workspace"]["files"]["pkg/billing.py"]["nodes"]))
+    fresh = evaluate([cases[1]], budget=300, strategies=("loom",), embedder=HashingEmbedder())
+    seeded = evaluate_budgets([cases[1]], [300], ("loom",), bench=bench)[300]
+    def where(report):
+        return [(i.path, i.start, i.end, i.tokens) for i in report.results[0].items]
+
+    assert where(fresh) == where(seeded)  # node ids differ; what is loaded does not

@@ -339,14 +339,16 @@ def test_path_mentions_levels():
         "loom_nb/rank.py",  # full path named            -> 1.0
         "tests/rank.py",  # same basename                  -> 0.7
         "loom_nb/tokens.py",  # stem 'tokens' as a word    -> 0.4
-        "loom_nb/cli.py",  # stem 'cli' too short          -> 0
-        "loom_nb/pack.py",  # not mentioned                -> 0
+        "loom_nb/cli.py",  # stem 'cli' too short; folder  -> 0.25
+        "loom_nb/pack.py",  # only its folder loom_nb      -> 0.25
         None,  # a chat note                               -> 0
         "loom_nb/rank.py",  # repeated path: same value
         "tools/Makefile",  # extensionless basename: a stem -> 0.4
     ]
     query = "Why does Loom_NB/Rank.py call tokens from the cli? see the makefile"
-    assert path_mentions(query, paths).tolist() == [1.0, 0.7, 0.4, 0.0, 0.0, 0.0, 1.0, 0.4]
+    assert path_mentions(query, paths).tolist() == [1.0, 0.7, 0.4, 0.25, 0.25, 0.0, 1.0, 0.4]
+    # a conventional-commit scope names a package folder; 'src' is too short to count
+    assert path_mentions("fix(binding): empty value", ["binding/form.go", "render/json.go", "src/a.py"]).tolist() == [0.25, 0.0, 0.0]
     # a whole word only: 'ranking' does not mention rank.py; a longer query path does
     assert path_mentions("ranking things", ["loom_nb/rank.py"]).tolist() == [0.0]
     assert path_mentions("open /work/main/loom_nb/rank.py:12", ["loom_nb/rank.py"]).tolist() == [1.0]

@@ -33,10 +33,10 @@ from .walk import WalkLimits, read_text, walk_workspace
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
-UNITS_VERSION = 2
-"""How files are cut into units. A session indexed with another version is re-cut in full
-on its next refresh (2: Go methods are units of their own; comments above a symbol belong
-to it)."""
+UNITS_VERSION = 3
+"""How files are cut into units and analysed into terms. A session indexed with another
+version is re-cut in full on its next refresh (2: Go methods are units of their own;
+comments above a symbol belong to it; 3: identifiers such as ``__version__`` are terms)."""
 MAX_SHARED_DEFINITIONS = 3
 """A name defined in more places than this (``get``, ``run``) draws no reference edges."""
 
