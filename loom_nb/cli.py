@@ -199,6 +199,16 @@ def _chat_messages(stream):
         yield "\n".join(block)
 
 
+def _prompted_lines():
+    """Lines typed at a terminal, with line editing (``input``); Ctrl-D or Ctrl-C ends."""
+    while True:
+        try:
+            yield input("> ") + "\n"
+        except (EOFError, KeyboardInterrupt):
+            print(file=sys.stderr)
+            return
+
+
 def _chat_command(session, line: str) -> bool:
     """Run a /command; False means leave."""
     parts = line.split(maxsplit=1)
@@ -240,25 +250,29 @@ def cmd_chat(args) -> int:
         interactive = sys.stdin.isatty()
         print(f"loom-nb chat: {session.model}, {window}; {len(session.turns)} earlier turns. /help for commands.",
               file=sys.stderr)
-        if interactive:
-            print("> ", end="", flush=True, file=sys.stderr)
-        for message in _chat_messages(sys.stdin):
-            if message.startswith("/"):
-                try:
+        for message in _chat_messages(_prompted_lines() if interactive else sys.stdin):
+            try:
+                if message.startswith("/"):
                     if not _chat_command(session, message):
                         break
-                except LoomError as exc:
-                    print(f"loom-nb: {exc}", file=sys.stderr)
-            else:
+                    continue
                 turn = session.send(message, echo=True)
-                print(flush=True)
-                actual = "?" if turn.actual_prompt is None else f"{turn.actual_prompt:,}"
-                print(f"[turn {turn.number}: loaded {', '.join(turn.loaded) or 'nothing'}; "
-                      f"{turn.history_messages} history messages; prompt ~{turn.estimated_prompt:,} estimated, "
-                      f"{actual} reported; {turn.output_tokens:,} output tokens; "
-                      f"{len(turn.callbacks)} callbacks]", file=sys.stderr)
-            if interactive:
-                print("> ", end="", flush=True, file=sys.stderr)
+            except LoomError as exc:  # one failed turn (or command) does not end the chat
+                print(f"\nloom-nb: error: {exc}", file=sys.stderr)
+                if not interactive:
+                    raise
+                continue
+            except KeyboardInterrupt:  # stop this answer; the turn leaves no trace
+                print("\n[interrupted: that turn was dropped]", file=sys.stderr)
+                if not interactive:
+                    raise
+                continue
+            print(flush=True)
+            actual = "?" if turn.actual_prompt is None else f"{turn.actual_prompt:,}"
+            print(f"[turn {turn.number}: loaded {', '.join(turn.loaded) or 'nothing'}; "
+                  f"{turn.history_messages} history messages; prompt ~{turn.estimated_prompt:,} estimated, "
+                  f"{actual} reported; {turn.output_tokens:,} output tokens; "
+                  f"{len(turn.callbacks)} callbacks]", file=sys.stderr)
     finally:
         if session.turns or session.decisions.nodes:
             session.save()

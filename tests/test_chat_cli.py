@@ -65,3 +65,37 @@ def test_chat_with_a_model_not_pulled(tmp_path, monkeypatch, capsys):
 def test_message_splitting():
     lines = ["a\n", "\n", '"""\n', "x\n", "\n", "y\n", '"""\n', "  b  \n", '"""\n', "tail\n"]
     assert list(_chat_messages(lines)) == ["a", "x\n\ny", "b", "tail"]
+
+
+def test_a_failed_turn_in_a_piped_chat_exits_2_and_keeps_what_came_before(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "s"
+    with OllamaStandIn(answers=["fine", {"error": "model runner has unexpectedly stopped"}]) as server:
+        code, out, err = run_chat(monkeypatch, capsys, ["chat", str(folder), "--model", "llama3.2", "--host", server.host,
+                                                        "--embedder", "hashing"], "first\nsecond\nthird\n")
+        sent = len(server.chat_requests)
+    assert code == 2 and "unexpectedly stopped" in err
+    assert sent == 2  # "third" was never sent
+    chat = json.loads((folder / "chat.json").read_text())
+    assert [m["content"] for m in chat["messages"]] == ["first", "fine"]  # the first turn was saved
+
+
+def test_at_a_terminal_a_failed_turn_is_reported_and_the_chat_goes_on(tmp_path, monkeypatch, capsys):
+    typed = iter(["first", "second", "third"])
+
+    def fake_input(prompt):
+        try:
+            return next(typed)
+        except StopIteration:
+            raise EOFError from None
+
+    stdin = io.StringIO("")
+    stdin.isatty = lambda: True
+    monkeypatch.setattr("sys.stdin", stdin)
+    monkeypatch.setattr("builtins.input", fake_input)
+    folder = tmp_path / "s"
+    with OllamaStandIn(answers=["one", {"error": "model runner has unexpectedly stopped"}, "three"]) as server:
+        code = main(["chat", str(folder), "--model", "llama3.2", "--host", server.host, "--embedder", "hashing"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "loom-nb: error:" in err and "unexpectedly stopped" in err
+    chat = json.loads((folder / "chat.json").read_text())
+    assert [m["content"] for m in chat["messages"]] == ["first", "one", "third", "three"]
