@@ -160,7 +160,10 @@ def cmd_tune(args) -> int:
     bench = Workbench(_embedder(args.embedder), args.cache)
     prepared = prepare(cases, bench)
     bench.save()
-    report = cross_validate(prepared, budgets, k=args.folds, metric=args.metric, rounds=args.rounds, seed=args.seed,
+    from .config import LoomConfig, seed_config
+
+    base = seed_config() if args.base == "seed" else LoomConfig()
+    report = cross_validate(prepared, budgets, base=base, k=args.folds, metric=args.metric, rounds=args.rounds, seed=args.seed,
                             group=lambda case: origin[case.id])
     print(report)
     if args.json:
@@ -357,6 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--rounds", type=int, default=2, help="coordinate-ascent rounds per search")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--base", default="defaults", choices=["defaults", "seed"],
+                   help="start from the library defaults, or from the pre-tuning seed values (to measure the gain of tuning)")
     p.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")
     p.add_argument("--cache", help="indexed workspaces and embeddings kept between runs")
     p.add_argument("--json", help="write the folds and the chosen parameters here")

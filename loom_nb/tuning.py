@@ -33,7 +33,7 @@ from .pack import MODES, explicit_budget, pack
 log = logging.getLogger(__name__)
 
 DEFAULT_SPACE: dict[str, tuple] = {
-    "weights.semantic": (0.0, 0.15, 0.35, 0.6),
+    "weights.semantic": (0.1, 0.2, 0.35, 0.6),
     "weights.hop": (0.0, 0.1, 0.2, 0.4),
     "weights.size": (0.0, 0.05, 0.1, 0.2),
     "weights.provenance": (0.0, 0.15, 0.3, 0.6),
@@ -49,7 +49,9 @@ DEFAULT_SPACE: dict[str, tuple] = {
 """What :func:`coordinate_ascent` searches by default: the ranking weights that vary between
 file units (staleness is equal for all of them in a fresh session, and a tag or a dirty file
 never occurs in mined cases), the two relevance thresholds, and the packing split of large
-nodes. Each list holds the current default."""
+nodes. Each list holds the seed value (:data:`~loom_nb.config.SEED_VALUES`). The semantic weight
+never goes to 0: mined cases are code with identifiers to match, but notes and chat turns
+have none, and there the vectors are the only signal."""
 
 _RERANK = ("relevance_floor", "hop_decay", "size_reference_tokens", "concept_relevance", "lexical_anchor")
 """Config fields that change signal values, so a new value needs a fresh :func:`rank`."""
