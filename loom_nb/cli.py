@@ -26,30 +26,32 @@ MAX_INPUT_BYTES = 10 * 1024 * 1024
 
 
 def _embedder(name: str | None):
-    from .embed import HashingEmbedder, MiniLMEmbedder, OllamaEmbedder
+    from .embed import embedder_named
 
-    if name is None:
-        return None  # the session's own embedder, or MiniLM for a new one
-    if name == "minilm":
-        return MiniLMEmbedder()
-    if name == "hashing":
-        return HashingEmbedder()
-    if name.startswith("ollama:"):
-        return OllamaEmbedder(name.split(":", 1)[1])
-    raise LoomError(f"unknown embedder {name!r}: use minilm, hashing or ollama:MODEL")
+    return None if name is None else embedder_named(name)  # None: the session's own, or MiniLM
+
+
+def input_text(data: bytes, where: str) -> str:
+    """Bytes given to ``add`` as text: binary and huge input refused, encodings as indexing reads them."""
+    from .index.walk import _decode, _normalise_newlines, is_binary
+
+    if len(data) > MAX_INPUT_BYTES:
+        raise LoomError(f"{where}: {len(data):,} bytes is over the {MAX_INPUT_BYTES:,}-byte limit for one input")
+    if is_binary(data):
+        raise LoomError(f"{where}: looks binary; loom-nb adds text only")
+    return _normalise_newlines(_decode(data, truncated=False))
 
 
 def read_text_file(path: Path) -> str:
     """A text file's contents, refusing binary and huge files with a clear message."""
+    if path.is_dir():
+        raise LoomError(f"{path}: is a folder; give a file (or `loom-nb index` a folder)")
     if not path.is_file():
         raise LoomError(f"{path}: no such file")
     size = path.stat().st_size
     if size > MAX_INPUT_BYTES:
         raise LoomError(f"{path}: {size:,} bytes is over the {MAX_INPUT_BYTES:,}-byte limit for one input")
-    data = path.read_bytes()
-    if b"\x00" in data[:8192]:
-        raise LoomError(f"{path}: looks binary (NUL bytes); loom-nb adds text only")
-    return data.decode("utf-8", errors="replace")
+    return input_text(path.read_bytes(), str(path))
 
 
 def _open(args, create: bool = False):
@@ -64,7 +66,7 @@ def cmd_add(args) -> int:
     elif args.text is not None:
         text = args.text
     else:
-        text = sys.stdin.read()
+        text = input_text(sys.stdin.buffer.read(MAX_INPUT_BYTES + 1), "stdin")
     loom = _open(args, create=True)
     result = loom.add(text, type=args.type, source=args.source, reason=args.reason or "", split=not args.no_split)
     loom.save()
@@ -237,8 +239,10 @@ def _chat_command(session, line: str) -> bool:
         print("linked")
     elif name == "/decisions":
         print(session.decisions)
-    else:
+    elif name == "/help":
         print(CHAT_HELP)
+    else:
+        raise LoomError(f"unknown command; these exist:\n{CHAT_HELP}")
     return True
 
 
@@ -251,24 +255,22 @@ def cmd_chat(args) -> int:
     try:
         window = session.connect()  # a missing server or model fails here, before any input
         interactive = sys.stdin.isatty()
-        print(f"loom-nb chat: {session.model}, {window}; {len(session.turns)} earlier turns. /help for commands.",
-              file=sys.stderr)
+        print(f"loom-nb chat: {window}; {len(session.turns)} earlier turns. /help for commands.", file=sys.stderr)
         for message in _chat_messages(_prompted_lines() if interactive else sys.stdin):
-            try:
-                if message.startswith("/"):
+            if message.startswith("/"):
+                try:
                     if not _chat_command(session, message):
                         break
-                    continue
-                turn = session.send(message, echo=True)
-            except LoomError as exc:  # one failed turn (or command) does not end the chat
-                print(f"\nloom-nb: error: {exc}", file=sys.stderr)
-                if not interactive:
-                    raise
+                except LoomError as exc:  # a mistyped command never ends the chat
+                    print(f"loom-nb: {message.split()[0]}: {exc}", file=sys.stderr)
                 continue
-            except KeyboardInterrupt:  # stop this answer; the turn leaves no trace
-                print("\n[interrupted: that turn was dropped]", file=sys.stderr)
+            try:
+                turn = session.send(message, echo=True)
+            except (LoomError, KeyboardInterrupt) as exc:
                 if not interactive:
-                    raise
+                    raise  # piped input stops at the first failed turn (main prints it)
+                what = "interrupted: that turn was dropped" if isinstance(exc, KeyboardInterrupt) else f"error: {exc}"
+                print(f"\nloom-nb: {what}", file=sys.stderr)
                 continue
             print(flush=True)
             actual = "?" if turn.actual_prompt is None else f"{turn.actual_prompt:,}"
@@ -277,7 +279,7 @@ def cmd_chat(args) -> int:
                   f"{actual} reported; {turn.output_tokens:,} output tokens; "
                   f"{len(turn.callbacks)} callbacks]", file=sys.stderr)
     finally:
-        if session.turns or session.decisions.nodes:
+        if session.changed_since_open:  # a chat that never got going leaves the folder as it was
             session.save()
         session.close()
     return 0
@@ -288,13 +290,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the engine does")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def session_parser(name: str, help: str):
+    def session_parser(name: str, help: str, creates: bool = False):
         p = sub.add_parser(name, help=help)
-        p.add_argument("session", help="session folder (created if missing)")
+        p.add_argument("session", help="session folder (created if missing)" if creates else "session folder")
         p.add_argument("--embedder", help="minilm, hashing or ollama:MODEL (default: the session's own; minilm for a new one)")
         return p
 
-    p = session_parser("add", "add text to a session")
+    p = session_parser("add", "add text to a session", creates=True)
     p.add_argument("text", nargs="?", help="the text (default: --file, else stdin)")
     p.add_argument("--file", help="read the text from this file")
     p.add_argument("--type", default="input", choices=CONTENT_TYPES)
@@ -315,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save", action="store_true", help="save the session (records the scores)")
     p.set_defaults(func=cmd_query)
 
-    p = session_parser("index", "index (or refresh) a workspace folder into the session")
+    p = session_parser("index", "index (or refresh) a workspace folder into the session", creates=True)
     p.add_argument("path", help="the workspace folder")
     p.add_argument("--max-file-bytes", type=int, default=1_000_000)
     p.add_argument("--max-files", type=int, default=20_000)
@@ -368,7 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--figure", help="write the held-out figure here (HTML, plotly.js inlined)")
     p.set_defaults(func=cmd_tune)
 
-    p = session_parser("chat", "chat with a local model through Ollama; the engine picks each turn's context")
+    p = session_parser("chat", "chat with a local model through Ollama; the engine picks each turn's context", creates=True)
     p.add_argument("--model", help="an Ollama chat model (default: the one the stored chat used)")
     p.add_argument("--host", help="the Ollama server (default: OLLAMA_HOST, then http://127.0.0.1:11434)")
     p.add_argument("--window", type=int, help="override the window (default: the num_ctx Ollama reports)")

@@ -38,6 +38,10 @@ SELF_QUERIES = (
 )
 
 
+DEMO_MARKER = ".loom-demo"
+"""Marks a folder the demo built, so that a later demo may replace it (and nothing else)."""
+
+
 def build_session(sample: Path, out: Path, embedder: Embedder | None = None, *, verbose: bool = True) -> Loom:
     """A fresh session in ``out`` from ``sample/session.json``: every listed source added,
     or, for a ``"workspace"`` sample, that folder copied into ``out`` and indexed. A
@@ -49,7 +53,12 @@ def build_session(sample: Path, out: Path, embedder: Embedder | None = None, *, 
     sample, out = Path(sample), Path(out)
     spec = json.loads((sample / "session.json").read_text(encoding="utf-8"))
     if out.exists():
-        shutil.rmtree(out)
+        if out.is_file() or (any(out.iterdir()) and not (out / DEMO_MARKER).exists()):
+            raise LoomError(f"{out} is not empty and was not made by loom-nb demo: refusing to replace it; "
+                            "give another --out")
+        shutil.rmtree(out)  # an earlier demo build (marked) or an empty folder
+    out.mkdir(parents=True)
+    (out / DEMO_MARKER).write_text("built by loom-nb demo; `loom-nb demo --out` may replace this folder\n")
     config = LoomConfig().with_(**spec["config"]) if spec.get("config") else None
     loom = Loom(out, embedder=embedder, config=config)
     if "workspace" in spec:

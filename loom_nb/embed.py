@@ -316,6 +316,26 @@ def default_embedder() -> Embedder:
     return MiniLMEmbedder()
 
 
+def embedder_named(embedder: "Embedder | str") -> Embedder:
+    """An embedder given as an object, or by name: ``"minilm"``, ``"hashing"`` (256
+    dimensions), ``"hashing-N"`` or ``"ollama:MODEL"`` (what the CLI's ``--embedder`` takes).
+
+    >>> embedder_named("hashing").model_id
+    'hashing-256'
+    """
+    if not isinstance(embedder, str):
+        if not hasattr(embedder, "embed") or not hasattr(embedder, "model_id"):
+            raise LoomError(f"an embedder needs embed() and model_id; got {type(embedder).__name__}")
+        return embedder
+    if embedder == "minilm":
+        return MiniLMEmbedder()
+    if embedder == "hashing":
+        return HashingEmbedder()
+    if embedder.startswith(("hashing-", "ollama:")) or embedder == MiniLMEmbedder.model_id:
+        return embedder_for(embedder)
+    raise LoomError(f"unknown embedder {embedder!r}: use minilm, hashing or ollama:MODEL")
+
+
 def embedder_for(model_id: str | None) -> Embedder:
     """The embedder that makes vectors with this model id (what a saved session names).
 

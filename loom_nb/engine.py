@@ -16,7 +16,7 @@ import numpy as np
 
 from .classify import Classification, classify, split_input
 from .config import LoomConfig, Weights
-from .embed import CachedEmbedder, Embedder, default_embedder, embedder_for
+from .embed import CachedEmbedder, Embedder, default_embedder, embedder_for, embedder_named
 from .errors import EmbeddingMismatchError, LoomError
 from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, clean_text
 from .pack import (
@@ -181,6 +181,10 @@ class QueryResult:
         return mimebundle(self)
 
 
+MAX_TOKENS_ARGUMENT = 10_000_000
+"""The largest budget or window :meth:`Loom.query` takes: well past any model's window."""
+
+
 class Loom:
     """A session: a :class:`LoomGraph`, the embedder that made its vectors, and a folder.
 
@@ -189,8 +193,9 @@ class Loom:
     folder : path, optional
         The session folder (``graph.json``, ``content/``, ``embeddings/``); ``None`` keeps
         everything in memory until :meth:`save` is given a folder.
-    embedder : Embedder, optional
-        Defaults to all-MiniLM-L6-v2 in-process (:class:`~loom_nb.embed.MiniLMEmbedder`).
+    embedder : Embedder or str, optional
+        Defaults to all-MiniLM-L6-v2 in-process (:class:`~loom_nb.embed.MiniLMEmbedder`); a
+        name works too: "minilm", "hashing", "ollama:MODEL".
     config : LoomConfig, optional
 
     Examples
@@ -212,7 +217,7 @@ class Loom:
         namer: Namer | None = None,
         graph: LoomGraph | None = None,
     ):
-        inner = embedder if embedder is not None else default_embedder()
+        inner = embedder_named(embedder) if embedder is not None else default_embedder()
         self.embedder = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
         self.folder = Path(folder) if folder is not None else None
         self.graph = graph or LoomGraph(config=config, embedding_model=self.embedder.model_id, namer=namer)
@@ -251,10 +256,10 @@ class Loom:
             if folder.exists() and not folder.is_dir():
                 raise LoomError(f"{folder} is a file, not a session folder")
             if not create:
-                raise LoomError(f"{folder}: no session here (no {GRAPH_FILE}); pass create=True to start one")
+                raise LoomError(f"{folder}: no session here (no {GRAPH_FILE}); start one by adding text or indexing a folder")
             return cls(folder, embedder=embedder, config=config, namer=namer)
         doc = read_document(folder)
-        inner = embedder if embedder is not None else embedder_for(doc["embedding"].get("model"))
+        inner = embedder_named(embedder) if embedder is not None else embedder_for(doc["embedding"].get("model"))
         graph, doc = load_graph(folder, expect_model=inner.model_id, doc=doc)
         cached = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
         saved = load_cache(folder, doc)
@@ -434,6 +439,9 @@ class Loom:
         """
         if not isinstance(text, str) or not text.strip():
             raise LoomError("the query is empty")
+        for name, value in (("budget", budget), ("window", window)):
+            if value is not None and not (0 <= int(value) <= MAX_TOKENS_ARGUMENT and (name == "budget" or int(value) > 0)):
+                raise LoomError(f"{name} must be {'0' if name == 'budget' else '1'}-{MAX_TOKENS_ARGUMENT:,} tokens, got {value}")
         started = time.perf_counter()
         config = self.graph.config
         classification = classify(text, config)

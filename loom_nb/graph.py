@@ -188,6 +188,9 @@ class OllamaNamer:
         self.host = host
         self._client = client
 
+    def __repr__(self) -> str:
+        return f"OllamaNamer({self.model!r})"
+
     def __call__(self, text: str) -> tuple[str, str]:
         import json
 

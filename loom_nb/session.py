@@ -300,6 +300,7 @@ class Session:
         self._pending: Future | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loom-indexer") if background else None
         self._workspace_cache: tuple[tuple, str] | None = None
+        self._opened: tuple = self._state_key()
         self.last_error: BaseException | None = None
         """The post-processing indexer's last failure, if any (the chat goes on without it)."""
 
@@ -315,7 +316,7 @@ class Session:
         decisions = DecisionGraph.load(folder)
         model = model or (state or {}).get("model")
         if not model:
-            raise LoomError(f"{folder}: no chat stored here yet; give a model, e.g. model='llama3.2'")
+            raise LoomError(f"{folder}: no chat stored here yet; give a model (--model llama3.2, or model='llama3.2')")
         loom = Loom.open(folder, embedder=embedder)
         session = cls(loom, model=model, **options)
         session.decisions = decisions
@@ -327,11 +328,21 @@ class Session:
                 session._summarised = int(state["summarised"])
             except (TypeError, ValueError, KeyError) as exc:
                 raise SessionFormatError(folder / CHAT_FILE, f"malformed message or turn: {exc}") from None
+        session._opened = session._state_key()
         return session
 
     @property
     def folder(self) -> Path | None:
         return self.loom.folder
+
+    def _state_key(self) -> tuple:
+        return (len(self.turns), len(self.summaries), json.dumps(self.decisions.to_dict(), sort_keys=True))
+
+    @property
+    def changed_since_open(self) -> bool:
+        """Whether a turn, a summary or a decision was added since the session was opened
+        (a chat that failed to start must leave its folder as it was)."""
+        return self._state_key() != self._opened
 
     def save(self) -> Path:
         """Write graph, chat and decisions atomically (waits for the indexer first)."""
