@@ -48,6 +48,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from .config import LoomConfig
 from .errors import LoomError
 from .lexical import LexicalIndex
 from .tokens import count_tokens_many
@@ -640,7 +641,9 @@ class Workbench:
                     seed = self._siblings.get(Path(case.workspace).parent)
                     if not (folder / "graph.json").exists() and seed is not None and (seed / "graph.json").exists():
                         shutil.copytree(seed, folder, dirs_exist_ok=True)  # a sibling tree's session: refresh it
-                    loom = Loom.open(folder, embedder=CachedEmbedder(self.embedder))  # saves only its own vectors
+                    # the cached session is an artefact of this harness: rank with today's
+                    # defaults, not the config saved when it was first indexed
+                    loom = Loom.open(folder, embedder=CachedEmbedder(self.embedder), config=LoomConfig())  # saves only its own vectors
                     state = loom.graph.metadata.get("workspace")
                     if state and state.get("root") != str(Path(case.workspace).resolve()):
                         state.update(root=str(Path(case.workspace).resolve()), commit=None)
