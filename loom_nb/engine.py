@@ -452,9 +452,10 @@ class Loom:
         elif weights is not None:
             base = weights
         query_vector = self.embedder.embed([text])[0]
-        ranking = rank(self.graph, query_vector, query=text, weights=chosen.weights(base), config=config)
         index = self.graph.content_vectors.index  # ranking rows are content_vectors rows
         excluded_rows = [index[n] for n in exclude if n in index]
+        ranking = rank(self.graph, query_vector, query=text, weights=chosen.weights(base), config=config,
+                       exclude=excluded_rows)
         if excluded_rows:
             ranking.relevant = ranking.relevant.copy()
             ranking.relevant[excluded_rows] = False

@@ -182,9 +182,12 @@ def density_signal(
     return 1.0 - 0.5 ** counts, counts
 
 
-def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int) -> tuple[np.ndarray, ...]:
+def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=()) -> tuple[np.ndarray, ...]:
     """The four lexical signals of seed 004, each 0–1: BM25F terms (normalised by the best
-    match), path mention, explicit tag, and git-dirty file."""
+    match), path mention, explicit tag, and git-dirty file.
+
+    Rows in ``exclude`` score no terms: a chat's own message matches its words best of all
+    and would otherwise set the scale that pushes every real match down."""
     if n == 0:
         empty = np.zeros(0)
         return empty, empty, empty, empty
@@ -192,7 +195,13 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int) -> tuple[
     words = query
     for tag in tags:  # a tag is its own signal; its path words would match every sibling file
         words = words.replace(f"@{tag}", " ").replace(f"`{tag}`", " ")
-    terms = normalise_scores(graph.lexical.score(words, n)) if words.strip() else np.zeros(n)
+    if words.strip():
+        raw = np.array(graph.lexical.score(words, n), dtype=float)
+        if len(exclude):
+            raw[np.asarray(exclude, dtype=np.int64)] = 0.0
+        terms = normalise_scores(raw)
+    else:
+        terms = np.zeros(n)
     if not any(p is not None for p in paths):
         zeros = np.zeros(n)
         return terms, zeros, zeros, zeros
@@ -305,7 +314,8 @@ class Ranking:
         )
 
 
-def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights: Weights | None = None, config: LoomConfig | None = None) -> Ranking:
+def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights: Weights | None = None,
+         config: LoomConfig | None = None, exclude=()) -> Ranking:
     """Score every content node of ``graph`` against a query vector.
 
     Parameters
@@ -319,6 +329,9 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
         Overrides ``config.weights`` (the modes use this).
     config : LoomConfig, optional
         Defaults to the graph's config.
+    exclude : sequence of int, optional
+        Content rows the caller will not load (a chat's own message): they score no terms,
+        so they do not set the scale of everyone else's.
 
     Returns
     -------
@@ -348,7 +361,7 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
         relevant_concepts = np.zeros(0, dtype=bool)
     hop, hops = hop_signal(n, a.link_content, a.link_concept, dist, config.hop_decay)
     relevant = semantic >= config.relevance_floor
-    terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n)
+    terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n, exclude)
     if n and config.lexical_anchor <= 1.0:  # the best lexical matches are anchors too
         hops = np.where(terms >= config.lexical_anchor, 1, hops)
         hop = np.where(hops > 0, config.hop_decay ** np.maximum(hops - 1, 0).astype(float), 0.0)
