@@ -1,4 +1,4 @@
-"""The six ranking signals and the composite score (seed 000 §5).
+"""The ten ranking signals (seed 000 §5, seed 004) and the composite score.
 
 Every signal is a pure, vectorised function returning one value in 0–1 per content node;
 :func:`rank` stacks them into a matrix ``S`` (nodes × signals) and scores ``S @ w / sum(w)``.
@@ -250,7 +250,7 @@ class Ranking:
     query: str
     node_ids: list[str]
     signals: np.ndarray
-    """Raw signals, shape (nodes, 6), columns in :data:`SIGNALS` order, each 0–1."""
+    """Raw signals, shape (nodes, 10), columns in :data:`SIGNALS` order, each 0–1."""
     contributions: np.ndarray
     """``signals * w / sum(w)``; rows sum to :attr:`scores`."""
     scores: np.ndarray
@@ -277,6 +277,11 @@ class Ranking:
 
     def __len__(self) -> int:
         return len(self.node_ids)
+
+    def __repr__(self) -> str:  # the dataclass repr would print every array
+        top = f", top {self.node_ids[int(self.order[0])]} {float(self.scores[int(self.order[0])]):.2f}" if len(self) else ""
+        query = self.query if len(self.query) <= 40 else self.query[:39] + "…"
+        return f"<Ranking {query!r}: {len(self)} nodes, {int(self.relevant.sum())} relevant{top}>"
 
     def row(self, node_id: str) -> int:
         """The row of ``node_id`` in :attr:`signals` (built on first use)."""

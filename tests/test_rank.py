@@ -166,3 +166,14 @@ def test_lexical_index_follows_removals():
     r = rank(g, np.array(unit(0)), query="save_graph bananas")
     assert raw_signal(r, "n3", "terms") > 0 and raw_signal(r, "n4", "terms") > 0
     assert r.node_ids == ["n4", "n2", "n3"]
+
+
+def test_ranking_repr_is_short():
+    from loom_nb import HashingEmbedder, Loom
+
+    loom = Loom(embedder=HashingEmbedder())
+    for i in range(50):
+        loom.add(f"note {i} about tokens and refresh")
+    ranking = loom.query("refresh tokens", budget=500).ranking
+    text = repr(ranking)
+    assert text.startswith("<Ranking 'refresh tokens': 50 nodes,") and len(text) < 120

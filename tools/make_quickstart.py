@@ -59,8 +59,9 @@ cells = [
     ),
     new_markdown_cell(
         "## Asking a query\n\n"
-        "`query` embeds the question, scores every content node on six signals (semantic relevance, hop\n"
-        "distance from the most relevant concept, staleness, size, provenance, link density), then fills the\n"
+        "`query` embeds the question, scores every content node on ten signals (six semantic and structural:\n"
+        "semantic relevance, hop distance from the most relevant concept, staleness, size, provenance, link\n"
+        "density; four lexical: keyword terms, path mention, tag, git-dirty), then fills the\n"
         "budget in descending score order. The window here is 4,096 tokens: the budget subtracts the system\n"
         "prompt, the question and an output reservation that grows with the question's complexity."
     ),
