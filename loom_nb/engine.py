@@ -473,9 +473,8 @@ class Loom:
                 int(window), system_prompt=config.system_prompt, query=text,
                 complexity=classification.complexity, config=config, mode=chosen,
             )
-        packed = pack(self.graph, ranking, plan, mode=chosen, query_vector=query_vector, callback_available=callback, config=config)
-        for row in excluded_rows:  # the table says why, instead of "below relevance floor"
-            packed._visited[row] = ("excluded", exclude_reason, 0, [])
+        packed = pack(self.graph, ranking, plan, mode=chosen, query_vector=query_vector, callback_available=callback,
+                      config=config, excluded={row: exclude_reason for row in excluded_rows})
         messages = assemble_prompt(config.system_prompt, packed.context, text)
         if record:
             self.graph.advance_turn()

@@ -369,6 +369,7 @@ def pack(
     query_vector: np.ndarray | None = None,
     callback_available: bool = False,
     config: LoomConfig | None = None,
+    excluded: dict[int, str] | None = None,
 ) -> Packed:
     """Walk the ranking down the loading decision tree of seed 000 §6.2.
 
@@ -414,7 +415,8 @@ def pack(
         lower[i] = min([int(lower[i])] + alternatives)
 
     skipped_left = np.full(len(ids), -1, dtype=np.int64)
-    visited: dict[int, tuple[str, str, int, list]] = {}
+    # rows the caller keeps out (a chat's own messages): excluded, with the caller's reason
+    visited: dict[int, tuple[str, str, int, list]] = {i: ("excluded", why, 0, []) for i, why in (excluded or {}).items()}
     blocks: list[Block] = []
     covered: set[str] = set()
     used = 0
@@ -472,7 +474,7 @@ def pack(
         filling = position > relevant_count
         node = graph.node(ids[i])
         score = float(ranking.scores[i])
-        if node.id in covered:  # a summary already loaded in its source's place
+        if node.id in covered or i in visited:  # a summary loaded in its source's place, or excluded by the caller
             continue
         cost = cost_whole(i)
         too_big = node.tokens > config.large_node_tokens and cost > config.max_whole_share * allowance

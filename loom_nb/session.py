@@ -880,7 +880,7 @@ def probe_ollama(model: str, host: str | None = None, timeout: float = 2.0) -> t
     names = {m.model for m in listed.models} | {(m.model or "").split(":")[0] for m in listed.models}
     if model in names or model.split(":")[0] in names:
         return True, ""
-    return False, str(explain_ollama_error(type("NotFound", (Exception,), {"status_code": 404})("not found"), model, host))
+    return False, str(explain_ollama_error(ollama.ResponseError(f"model {model!r} not found", 404), model, host))
 
 
 def extractive_summary(messages: list[Message], words: int = 30) -> str:

@@ -205,3 +205,13 @@ def test_open_resolves_a_relative_workspace_root_against_the_session_folder(tmp_
     loom.graph.metadata["workspace"]["root"] = str(tmp_path / "elsewhere")
     loom.save()
     assert Loom.open(folder).graph.workspace == tmp_path / "elsewhere"
+
+
+def test_excluded_nodes_stay_out_even_when_leftover_budget_is_filled():
+    from loom_nb import HashingEmbedder, Loom, LoomConfig
+
+    loom = Loom(embedder=HashingEmbedder(), config=LoomConfig().with_(fill_leftover=True))
+    ids = [loom.add(f"note {i} about refresh tokens").ids[0] for i in range(4)]
+    result = loom.query("refresh tokens", budget=5000, mode="fused", exclude=ids[:2], exclude_reason="in the history")
+    assert set(result.loaded) == set(ids[2:])
+    assert [result.decision(n).reason for n in ids[:2]] == ["in the history", "in the history"]
