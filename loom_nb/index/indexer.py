@@ -33,10 +33,11 @@ from .walk import WalkLimits, read_text, walk_workspace
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
-UNITS_VERSION = 3
+UNITS_VERSION = 4
 """How files are cut into units and analysed into terms. A session indexed with another
 version is re-cut in full on its next refresh (2: Go methods are units of their own;
-comments above a symbol belong to it; 3: identifiers such as ``__version__`` are terms)."""
+comments above a symbol belong to it; 3: identifiers such as ``__version__`` are terms;
+4: units over ``max_unit_tokens`` that symbols cannot split are cut into parts)."""
 MAX_SHARED_DEFINITIONS = 3
 """A name defined in more places than this (``get``, ``run``) draws no reference edges."""
 
@@ -110,7 +111,8 @@ def index_workspace(
     extra_ignores : sequence of str
         More gitignore-style patterns.
     max_unit_tokens : int
-        A class bigger than this is split into its header and its methods.
+        A class bigger than this is split into its header and its methods; any other
+        unit bigger than this is cut into parts (:func:`~loom_nb.index.units.split_large`).
     progress : bool, optional
         Show tqdm bars (default: when attached to a terminal or notebook).
     """

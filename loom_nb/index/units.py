@@ -193,10 +193,54 @@ def window_units(path: str, language: str, text: str) -> list[Unit]:
     ]
 
 
+PART_LINES, PART_CHARS = 40, 1600
+"""Size of the parts a unit over ``max_unit_tokens`` is cut into: at most 40 lines and 1,600
+characters (about 400 tokens of code), ending at a blank line where one is near."""
+
+
+def split_large(unit: Unit, max_unit_tokens: int) -> list[Unit]:
+    """``unit`` cut into parts of at most :data:`PART_LINES` lines when it is over
+    ``max_unit_tokens`` and could not be split by its symbols (a ``TypedDict`` of 9,000
+    tokens of documented fields, a 300-line function, a long Markdown section).
+
+    A whole large unit ranks badly for the one line a question is about: BM25 divides its
+    matches by its length, the size signal counts all of it, and when it is loaded the
+    budget goes to the rest of it. Each part keeps the unit's name, so its symbol still
+    matches, but only the first keeps the signature, the doc and the names it defines (a
+    reference to the symbol should lead to its head, not to every part).
+
+    >>> body = "\\n".join(f"    field_{k}: int = {k}" for k in range(100))
+    >>> big = Unit("m.py", "python", "class", "Config", "class Config:", "", 1, 101, "class Config:\\n" + body, defines=("Config",))
+    >>> [(p.start, p.end, p.defines) for p in split_large(big, 200)]
+    [(1, 40, ('Config',)), (41, 80, ()), (81, 101, ())]
+    """
+    if len(unit.text) <= 2 * max_unit_tokens or count_tokens(unit.text) <= max_unit_tokens:
+        return [unit]
+    lines = unit.text.split("\n")
+    parts = []
+    for a, b in text_windows(unit.text, max_lines=PART_LINES, max_chars=PART_CHARS):
+        body = "\n".join(lines[a - 1 : b])
+        if not body.strip():
+            continue
+        first = not parts
+        parts.append(Unit(
+            path=unit.path, language=unit.language, kind=unit.kind, name=unit.name,
+            signature=unit.signature if first else "", doc=unit.doc if first else "",
+            start=unit.start + a - 1, end=unit.start + b - 1, text=body,
+            defines=unit.defines if first else (),
+            references=tuple(r for r in unit.references if r in body),
+            imports=unit.imports if first else (), headings=unit.headings,
+        ))
+    return parts or [unit]
+
+
 def file_units(path: str, language: str, text: str, outline: Outline, max_unit_tokens: int = 800) -> list[Unit]:
-    """The units of one file, whatever its language; never empty for a non-blank file."""
+    """The units of one file, whatever its language; never empty for a non-blank file.
+    No unit is over ``max_unit_tokens`` unless a single line is (:func:`split_large`)."""
     if language == "markdown":
-        return markdown_units(path, text, outline)
-    if outline.parsed and any(s.kind in CODE_KINDS for s in outline.symbols):
-        return code_units(path, language, text, outline, max_unit_tokens)
-    return window_units(path, language, text)
+        units = markdown_units(path, text, outline)
+    elif outline.parsed and any(s.kind in CODE_KINDS for s in outline.symbols):
+        units = code_units(path, language, text, outline, max_unit_tokens)
+    else:
+        return window_units(path, language, text)
+    return [part for unit in units for part in split_large(unit, max_unit_tokens)]
