@@ -22,14 +22,15 @@ SIGNALS: tuple[str, ...] = (
     "path_mention",
     "tagged",
     "git_dirty",
+    "file",
 )
-"""The six ranking signals of seed 000 §5, then the four lexical ones of seed 004, in
-breakdown order."""
+"""The six ranking signals of seed 000 §5, the four lexical ones of seed 004, and the file
+signal (the best score in the node's file), in breakdown order."""
 
 
 @dataclass(frozen=True)
 class Weights:
-    """Weights of the ten ranking signals (seed 000 §5, seed 004).
+    """Weights of the eleven ranking signals (seed 000 §5, seed 004, and the file signal).
 
     The composite score is ``sum(w_i * s_i) / sum(w_i)``, so weights are relative and the
     score stays in 0–1. The seed's grading (High / High / Medium / Medium / Medium /
@@ -77,6 +78,10 @@ class Weights:
     """The user tagged the file or its folder (@path or `path`): the strongest (seed 004)."""
     git_dirty: float = 0.1
     """The file has uncommitted changes: what is being worked on (seed 004: moderate)."""
+    file: float = 0.0
+    """The best score among the relevant units of the node's file: a change touches several
+    places in one file, so a unit of the file that matches best is worth more than an
+    equally scored unit of a file that matches nowhere else (0 for notes)."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -221,7 +226,7 @@ class LoomConfig:
 SEED_VALUES: dict[str, Any] = {
     "weights.semantic": 0.35, "weights.hop": 0.2, "weights.staleness": 0.1, "weights.size": 0.1,
     "weights.provenance": 0.15, "weights.density": 0.1, "weights.terms": 0.25, "weights.path_mention": 0.15,
-    "weights.tagged": 0.5, "weights.git_dirty": 0.05,
+    "weights.tagged": 0.5, "weights.git_dirty": 0.05, "weights.file": 0.0,
     "relevance_floor": 0.2, "lexical_relevance": 0.5, "lexical_anchor": 1.01,
     "max_whole_share": 0.5, "large_node_tokens": 1200,
 }

@@ -323,6 +323,23 @@ class GraphArrays:
     """…and the other."""
     paths: list = field(default_factory=list)
     """The workspace file of each content row, or None."""
+    _files: np.ndarray | None = field(default=None, repr=False)
+
+    def file_index(self) -> np.ndarray:
+        """Per content row, a number shared by every row of the same file (-1: no file).
+
+        Built once per arrays build: the file signal groups rows by file on every query.
+        """
+        if self._files is None:
+            column = np.array(self.paths, dtype=object).reshape(-1)
+            has = column != None  # noqa: E711 - elementwise comparison, not identity
+            column[~has] = ""
+            if column.size:
+                _, inverse = np.unique(column.astype(str), return_inverse=True)
+                self._files = np.where(has & (column != ""), inverse.reshape(-1), -1).astype(np.int64)
+            else:
+                self._files = np.zeros(0, dtype=np.int64)
+        return self._files
 
 
 STRUCTURE_KINDS = ("imports", "references")

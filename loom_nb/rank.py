@@ -1,4 +1,4 @@
-"""The ten ranking signals (seed 000 §5, seed 004) and the composite score.
+"""The eleven ranking signals (seed 000 §5, seed 004, the file signal) and the composite score.
 
 Every signal is a pure, vectorised function returning one value in 0–1 per content node;
 :func:`rank` stacks them into a matrix ``S`` (nodes × signals) and scores ``S @ w / sum(w)``.
@@ -212,11 +212,48 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
     return terms, mention, tagged, dirty
 
 
+FILE_COLUMN = SIGNALS.index("file")
+
+
+def file_signal(base_scores: np.ndarray, relevant: np.ndarray, file_index: np.ndarray) -> np.ndarray:
+    """Per row, the best base score among the *relevant* rows of its file; 0 for rows with
+    no file (``file_index`` -1) or whose file has no relevant row.
+
+    A commit, and the question behind it, touches several places in one file: the unit
+    that matches best vouches for its neighbours, as file-then-function localisation does.
+
+    >>> file_signal(np.array([0.2, 0.6, 0.4, 0.9]), np.array([True, True, True, False]), np.array([0, 0, 1, -1])).tolist()
+    [0.6, 0.6, 0.4, 0.0]
+    """
+    out = np.zeros(len(base_scores))
+    has = file_index >= 0
+    if not has.any():
+        return out
+    best = np.zeros(int(file_index.max()) + 1)
+    take = has & relevant
+    np.maximum.at(best, file_index[take], base_scores[take])
+    out[has] = best[file_index[has]]
+    return out
+
+
+def with_file_signal(signals: np.ndarray, weights: Weights, relevant: np.ndarray, file_index: np.ndarray | None) -> np.ndarray:
+    """``signals`` with the file column filled from the composite of the other ten signals
+    under ``weights`` (the file signal must not feed on itself)."""
+    if file_index is None or len(signals) == 0 or weights.file == 0:
+        signals[:, FILE_COLUMN] = 0.0
+        return signals
+    w = np.asarray(weights.as_tuple(), dtype=float)
+    w[FILE_COLUMN] = 0.0
+    base = signals @ w / w.sum() if w.sum() > 0 else np.zeros(len(signals))
+    signals[:, FILE_COLUMN] = file_signal(base, relevant, file_index)
+    return signals
+
+
 def composite(signals: np.ndarray, weights: Weights) -> tuple[np.ndarray, np.ndarray]:
     """Scores and per-signal contributions: ``contrib = S * w / sum(w)``, ``score = contrib.sum(1)``.
 
     >>> w = Weights(**{name: 0.0 for name in SIGNALS[1:]})   # semantic 0.35 only
-    >>> scores, contrib = composite(np.array([[0.8] + [1.0] * 9]), w)
+    >>> scores, contrib = composite(np.array([[0.8] + [1.0] * 10]), w)
     >>> round(float(scores[0]), 4)
     0.8
     """
@@ -250,7 +287,7 @@ class Ranking:
     query: str
     node_ids: list[str]
     signals: np.ndarray
-    """Raw signals, shape (nodes, 10), columns in :data:`SIGNALS` order, each 0–1."""
+    """Raw signals, shape (nodes, 11), columns in :data:`SIGNALS` order, each 0–1."""
     contributions: np.ndarray
     """``signals * w / sum(w)``; rows sum to :attr:`scores`."""
     scores: np.ndarray
@@ -267,6 +304,8 @@ class Ranking:
     """Token count of each node."""
     order: np.ndarray = field(default=None)  # type: ignore[assignment]
     """Row indices by descending score; ties keep insertion order (deterministic)."""
+    file_index: np.ndarray | None = None
+    """Per row, a number shared by the rows of one file (-1: none); for the file signal."""
 
     def __post_init__(self) -> None:
         if self.order is None:
@@ -310,12 +349,14 @@ class Ranking:
         config themselves (hop decay, size reference, the semantic floor's share in link
         density) keep the values they were computed with."""
         weights = weights or config.weights
-        scores, contributions = composite(self.signals, weights)
+        relevant = relevance_mask(self.signals, config)
+        signals = with_file_signal(self.signals.copy(), weights, relevant, self.file_index)
+        scores, contributions = composite(signals, weights)
         return Ranking(
-            query=self.query, node_ids=self.node_ids, signals=self.signals, contributions=contributions,
-            scores=scores, relevant=relevance_mask(self.signals, config), hops=self.hops,
+            query=self.query, node_ids=self.node_ids, signals=signals, contributions=contributions,
+            scores=scores, relevant=relevant, hops=self.hops,
             relevant_concept_counts=self.relevant_concept_counts, weights=weights, anchor=self.anchor,
-            anchor_similarity=self.anchor_similarity, tokens=self.tokens,
+            anchor_similarity=self.anchor_similarity, tokens=self.tokens, file_index=self.file_index,
         )
 
 
@@ -388,10 +429,13 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
             mention,
             tagged,
             dirty,
+            np.zeros(n),  # the file signal, from the others below
         ]
     ) if n else np.zeros((0, len(SIGNALS)))
-    scores, contributions = composite(signals, weights)
     relevant = relevance_mask(signals, config)
+    file_index = a.file_index() if n and any(p is not None for p in a.paths) else None
+    signals = with_file_signal(signals, weights, relevant, file_index)
+    scores, contributions = composite(signals, weights)
     return Ranking(
         query=query,
         node_ids=a.content_ids,
@@ -405,4 +449,5 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
         anchor=anchor,
         anchor_similarity=anchor_sim,
         tokens=a.tokens,
+        file_index=file_index,
     )

@@ -40,6 +40,7 @@ DEFAULT_SPACE: dict[str, tuple] = {
     "weights.density": (0.0, 0.1, 0.2),
     "weights.terms": (0.25, 0.5, 1.0, 2.0),
     "weights.path_mention": (0.0, 0.15, 0.3, 0.6),
+    "weights.file": (0.0, 0.15, 0.3, 0.6),
     "relevance_floor": (0.2, 0.3, 0.4),
     "lexical_anchor": (0.6, 0.8, 1.0, 1.01),
     "lexical_relevance": (0.3, 0.5, 0.7),

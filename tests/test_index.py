@@ -299,3 +299,36 @@ def test_a_session_cut_by_an_older_units_version_is_recut(tmp_path):
     assert loom.index(tmp_path / "ws", progress=False).files_indexed == 0  # unchanged
     loom.graph.metadata["workspace"]["units_version"] = 1
     assert loom.index(tmp_path / "ws", progress=False).files_indexed == 1
+
+
+def test_a_large_unit_symbols_cannot_split_is_cut_into_parts(tmp_path):
+    """A documented TypedDict of ~90 fields (pydantic's ConfigDict is 9,600 tokens) becomes
+    parts of at most 40 lines; a question about one field finds the part that holds it."""
+    from loom_nb import HashingEmbedder, Loom
+    from loom_nb.index.symbols import outline
+    from loom_nb.index.units import PART_LINES, file_units
+
+    fields = "".join(f"    field_{k}: int\n    \"\"\"Documents field {k}: what it does and why.\"\"\"\n\n" for k in range(90))
+    text = "from typing import TypedDict\n\n\nclass Config(TypedDict):\n    \"\"\"Every setting.\"\"\"\n\n" + fields
+    units = file_units("config.py", "python", text, outline("config.py", text, "python"), max_unit_tokens=800)
+    parts = [u for u in units if u.name == "Config"]
+    assert len(parts) > 5 and all(u.end - u.start + 1 <= PART_LINES for u in parts)
+    # contiguous, in order, covering the class to its last field
+    assert parts[0].start == 4 and parts[-1].end == text.rstrip("\n").count("\n") + 1
+    assert all(b.start > a.end for a, b in zip(parts, parts[1:]))
+    # only the head part defines the symbol (references lead there), every part keeps the name
+    assert parts[0].defines == ("Config",) and all(p.defines == () for p in parts[1:])
+    assert parts[0].signature and not any(p.signature or p.doc for p in parts[1:])
+    # a unit under the limit is untouched
+    small = file_units("s.py", "python", "def f():\n    return 1\n", outline("s.py", "def f():\n    return 1\n", "python"))
+    assert [(u.start, u.end) for u in small] == [(1, 2)]
+
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "config.py").write_text(text)
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(tmp_path / "ws", progress=False)
+    result = loom.query("what does field_61 of Config do?", budget=400)
+    loaded = [loom.node(b.node_id).reference.lines for b in result.packed.blocks]
+    line = text.split("\n").index("    field_61: int") + 1
+    assert any(a <= line <= b for a, b in loaded)
+    assert sum(b - a + 1 for a, b in loaded) < 100  # parts, not the whole 270-line class

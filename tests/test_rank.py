@@ -9,6 +9,7 @@ from loom_nb.rank import (
     composite,
     concept_hops,
     density_signal,
+    file_signal,
     hop_signal,
     provenance_signal,
     semantic_signal,
@@ -69,11 +70,11 @@ def test_density_counts_relevant_concepts_only():
 def test_composite_is_the_normalised_weighted_sum():
     w = Weights().only("semantic", "hop", "staleness")
     w = Weights(**{**{n: 0 for n in SIGNALS}, "semantic": 2, "hop": 1, "staleness": 1})
-    signals = np.array([[1.0, 0.5, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]])
+    signals = np.array([[1.0, 0.5, 0.0] + [1.0] * (len(SIGNALS) - 3)])
     scores, contrib = composite(signals, w)
     # (2*1 + 1*0.5 + 1*0) / 4 = 0.625
     assert scores[0] == pytest.approx(0.625)
-    assert contrib[0].tolist() == pytest.approx([0.5, 0.125, 0.0] + [0.0] * 7)
+    assert contrib[0].tolist() == pytest.approx([0.5, 0.125, 0.0] + [0.0] * (len(SIGNALS) - 3))
 
 
 def test_weights_validate():
@@ -81,7 +82,7 @@ def test_weights_validate():
         Weights(semantic=-1)
     with pytest.raises(ValueError):
         Weights(**{n: 0 for n in SIGNALS})
-    assert Weights().only("semantic").as_tuple() == (0.35,) + (0,) * 9
+    assert Weights().only("semantic").as_tuple() == (0.35,) + (0,) * (len(SIGNALS) - 1)
     assert Weights().without("semantic").semantic == 0
 
 
@@ -177,3 +178,41 @@ def test_ranking_repr_is_short():
     ranking = loom.query("refresh tokens", budget=500).ranking
     text = repr(ranking)
     assert text.startswith("<Ranking 'refresh tokens': 50 nodes,") and len(text) < 120
+
+
+def test_file_signal_is_the_best_relevant_score_of_the_file():
+    base = np.array([0.2, 0.6, 0.4, 0.9, 0.7])
+    relevant = np.array([True, True, True, False, True])
+    files = np.array([0, 0, 1, 1, -1])
+    # file 0: best relevant 0.6; file 1: 0.4 (its 0.9 row is not relevant); no file: 0
+    assert file_signal(base, relevant, files).tolist() == [0.6, 0.6, 0.4, 0.4, 0.0]
+    assert file_signal(base, np.zeros(5, dtype=bool), files).tolist() == [0.0] * 5
+
+
+def file_graph():
+    """Three units of a.py and one of b.py, all at 85° to the query (below the relevance
+    floor); a.py:1 names the query's identifier, so it is the one relevant unit."""
+    g = LoomGraph(LoomConfig(concept_threshold=0.99), embedding_model="toy")
+    for k, (path, body) in enumerate([("a.py", "def parse_header(): ..."), ("a.py", "def helper(): ..."),
+                                       ("b.py", "def other(): ..."), ("a.py", "def more(): ...")]):
+        g.add_content(body, np.array(unit(85)), type="file_reference", meta={"path": path, "lines": [k * 10 + 1, k * 10 + 5]},
+                      fields={"path": path, "content": body})
+    return g
+
+
+def test_file_weight_lifts_the_units_of_the_best_file():
+    g = file_graph()
+    plain = rank(g, np.array(unit(0)), query="parse_header breaks")
+    assert [raw_signal(plain, n, "file") for n in ("n1", "n2", "n3", "n4")] == [0.0] * 4  # weight 0: not computed
+    config = LoomConfig(concept_threshold=0.99).with_(weights={"file": 1.0})
+    r = rank(g, np.array(unit(0)), query="parse_header breaks", config=config)
+    files = [raw_signal(r, n, "file") for n in ("n1", "n2", "n3", "n4")]
+    # a.py's best unit (n1) sets a.py's file signal; b.py has no relevant unit
+    assert files[0] == files[1] == files[3] > 0 and files[2] == 0.0
+    assert r.score("n2") > r.score("n3") and plain.score("n2") == pytest.approx(plain.score("n3"))
+    for nid in r.node_ids:
+        assert sum(r.breakdown(nid).values()) == pytest.approx(r.score(nid))
+    # re-weighting recomputes the file signal from the new weights, as ranking again would
+    again = plain.reweighted(config)
+    assert again.signals[:, -1].tolist() == pytest.approx(r.signals[:, -1].tolist())
+    assert again.scores.tolist() == pytest.approx(r.scores.tolist())

@@ -9,7 +9,7 @@ from .facts import concept_facts, content_facts, session_facts
 
 _SHORT = {
     "semantic": "sem", "hop": "hop", "staleness": "stale", "size": "size", "provenance": "prov", "density": "dens",
-    "terms": "terms", "path_mention": "path", "tagged": "tag", "git_dirty": "dirty",
+    "terms": "terms", "path_mention": "path", "tagged": "tag", "git_dirty": "dirty", "file": "file",
 }
 
 
