@@ -4,7 +4,7 @@ The public API is this flat namespace; the modules behind it are implementation.
 
 >>> from loom_nb import Loom, HashingEmbedder
 >>> loom = Loom(embedder=HashingEmbedder())
->>> loom.add("Ranking combines ten weighted signals into one score.").ids
+>>> loom.add("Ranking combines eleven weighted signals into one score.").ids
 ['n1']
 """
 

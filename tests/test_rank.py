@@ -202,7 +202,8 @@ def file_graph():
 
 def test_file_weight_lifts_the_units_of_the_best_file():
     g = file_graph()
-    plain = rank(g, np.array(unit(0)), query="parse_header breaks")
+    off = LoomConfig(concept_threshold=0.99).with_(weights={"file": 0.0})
+    plain = rank(g, np.array(unit(0)), query="parse_header breaks", config=off)
     assert [raw_signal(plain, n, "file") for n in ("n1", "n2", "n3", "n4")] == [0.0] * 4  # weight 0: not computed
     config = LoomConfig(concept_threshold=0.99).with_(weights={"file": 1.0})
     r = rank(g, np.array(unit(0)), query="parse_header breaks", config=config)

@@ -30,9 +30,10 @@ cells = [
     ),
     new_markdown_cell(
         "## Asking\n\n"
-        "Ten signals score every node: the six of the concept document (semantic, hop, staleness, size,\n"
+        "Eleven signals score every node: the six of the concept document (semantic, hop, staleness, size,\n"
         "provenance, density) and four lexical ones (BM25F terms over path, symbol, heading, import and\n"
-        "content; the file named in the query; a tagged `@path`; uncommitted changes)."
+        "content; the file named in the query; a tagged `@path`; uncommitted changes), and the file signal:\n"
+        "the best score among the units of the node's file, since a change touches several places in one file."
     ),
     new_code_cell(
         "result = loom.query('How are .gitignore files applied when walking the workspace?', budget=3000, mode='fused')\n"

@@ -59,9 +59,10 @@ cells = [
     ),
     new_markdown_cell(
         "## Asking a query\n\n"
-        "`query` embeds the question, scores every content node on ten signals (six semantic and structural:\n"
+        "`query` embeds the question, scores every content node on eleven signals (six semantic and structural:\n"
         "semantic relevance, hop distance from the most relevant concept, staleness, size, provenance, link\n"
-        "density; four lexical: keyword terms, path mention, tag, git-dirty), then fills the\n"
+        "density; four lexical: keyword terms, path mention, tag, git-dirty; and the best score in the\n"
+        "node's file), then fills the\n"
         "budget in descending score order. The window here is 4,096 tokens: the budget subtracts the system\n"
         "prompt, the question and an output reservation that grows with the question's complexity."
     ),

@@ -6,7 +6,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 cells = [
     new_markdown_cell(
         "# Seeing and steering the decisions\n\n"
-        "Every score is a weighted sum of ten signals, and every decision has a reason. This notebook draws\n"
+        "Every score is a weighted sum of eleven signals, and every decision has a reason. This notebook draws\n"
         "them — contributions, the budget, the graph — moves the weights with sliders, and exports a\n"
         "report to share. It opens the ready debugging session (`sample_sessions/auth-debugging`, made with the\n"
         "default MiniLM embedder)."
