@@ -117,7 +117,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from .evaluate import STRATEGIES, evaluate, load_cases
+    from .evaluate import STRATEGIES, ablations, evaluate, load_cases
 
     cases, errors = load_cases(Path(args.cases))
     for message in errors:
@@ -125,6 +125,8 @@ def cmd_eval(args) -> int:
     if not cases:
         raise LoomError(f"{args.cases}: no valid cases")
     strategies = tuple(s.strip() for s in args.strategy.split(",") if s.strip()) if args.strategy else STRATEGIES
+    if args.ablations:
+        strategies = tuple(dict.fromkeys(strategies + ("loom",) + ablations()))
     report = evaluate(cases, budget=args.budget, strategies=strategies, embedder=_embedder(args.embedder), cache_dir=args.cache)
     report.errors = errors
     print(report)
@@ -336,7 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="grade labelled queries: the engine against baselines")
     p.add_argument("cases", help="a JSON Lines file of labelled queries (see datasets/README.md)")
     p.add_argument("--budget", type=int, default=8000, help="context tokens per query (default 8000)")
-    p.add_argument("--strategy", help="comma-separated: loom,bm25,bm25-chunks,dense,whole-file (default: all)")
+    p.add_argument("--strategy", help="comma-separated: loom,bm25,bm25-chunks,dense,whole-file,loom-no-<signal> (default: the first five)")
+    p.add_argument("--ablations", action="store_true", help="also run the engine with each weighted signal switched off, and print what each earns")
     p.add_argument("--json", help="write every loaded item and metric to this file")
     p.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")
     p.add_argument("--cache", help="keep indexed workspaces in this folder between runs")

@@ -29,6 +29,10 @@ The strategies, all given the same budget and the same files:
 ``dense``
     The same windows, ranked by cosine with the query under the Loom's own embedder, packed
     greedily by score the same way.
+``loom-no-<signal>`` (:func:`ablations`)
+    The engine with one signal's weight set to 0 (``loom-no-terms``, ``loom-no-semantic``, …):
+    the ablation that shows what each signal earns. Same query, same budget; only the
+    weights differ.
 
 Baselines count the tokens of the text they load with :func:`~loom_nb.tokens.count_tokens`;
 no strategy ever goes over the budget.
@@ -56,7 +60,32 @@ from .tokens import count_tokens_many
 log = logging.getLogger(__name__)
 
 STRATEGIES: tuple[str, ...] = ("loom", "bm25", "bm25-chunks", "dense", "whole-file")
-"""Every strategy :func:`evaluate` knows, in the order tables show them."""
+"""The engine and the four baselines, in the order tables show them; the ablations
+(``loom-no-<signal>``, :func:`ablations`) are known too."""
+
+ABLATION_PREFIX = "loom-no-"
+
+
+def ablations(config: LoomConfig | None = None) -> tuple[str, ...]:
+    """One ablation strategy per signal with a weight above 0 in ``config`` (the defaults
+    when None): ``loom-no-semantic``, ``loom-no-terms``, …
+
+    >>> ablations()[:2]
+    ('loom-no-semantic', 'loom-no-staleness')
+    """
+    from .config import SIGNALS
+
+    weights = (config or LoomConfig()).weights
+    return tuple(ABLATION_PREFIX + name for name in SIGNALS if getattr(weights, name) > 0)
+
+
+def _ablated_signal(strategy: str) -> str | None:
+    """The signal a ``loom-no-<signal>`` strategy switches off, or None for any other."""
+    from .config import SIGNALS
+
+    if strategy.startswith(ABLATION_PREFIX) and strategy[len(ABLATION_PREFIX):] in SIGNALS:
+        return strategy[len(ABLATION_PREFIX):]
+    return None
 
 WINDOW_LINES = 40
 """Lines per window for ``bm25-chunks`` and ``dense``: about one function or one screen, the
@@ -521,6 +550,28 @@ class EvalReport:
             rows.append(row)
         return rows
 
+    def ablation_table(self, metrics: Sequence[str] = ("line_recall", "file_recall", "precision")) -> list[dict[str, Any]]:
+        """One row per ablated signal: the engine's mean ``metrics`` with that signal's
+        weight at 0, and the change from the full engine (``loom`` must be in the run).
+        A negative change is what the signal earns; a change ≥ 0 means it earned nothing
+        on these cases."""
+        rows = {row["strategy"]: row for row in self.table()}
+        full = rows.get("loom")
+        if full is None:
+            raise LoomError("the ablation table compares with the full engine: run the 'loom' strategy too")
+        out = []
+        for strategy in self.strategies:
+            signal = _ablated_signal(strategy)
+            if signal is None:
+                continue
+            row: dict[str, Any] = {"signal": signal}
+            for name in metrics:
+                value, base = rows[strategy][name], full[name]
+                row[name] = value
+                row[f"{name}_change"] = None if value is None or base is None else value - base
+            out.append(row)
+        return out
+
     def case_rows(self) -> list[dict[str, Any]]:
         """One row per case × strategy, with every metric."""
         rows = []
@@ -547,7 +598,8 @@ class EvalReport:
                 "errors": self.errors, "overall": self.table(), "cases": list(by_case.values())}
 
     def __str__(self) -> str:
-        columns = [("strategy", "strategy", 12, "s"), ("cases", "cases", 5, "d"), ("precision", "prec", 6, ".3f"),
+        name_width = max([12] + [len(s) for s in self.strategies])
+        columns = [("strategy", "strategy", name_width, "s"), ("cases", "cases", 5, "d"), ("precision", "prec", 6, ".3f"),
                    ("recall", "recall", 6, ".3f"), ("file_precision", "fileP", 6, ".3f"), ("file_recall", "fileR", 6, ".3f"),
                    ("line_recall", "lineR", 6, ".3f"), ("tokens", "tokens", 7, ".0f"), ("budget_use", "budget", 6, ".0%"),
                    ("token_efficiency", "of ws", 6, ".1%"), ("seconds", "ms", 7, ".1f")]
@@ -571,6 +623,15 @@ class EvalReport:
                 lines[-1] += f"  ({row['failed']} failed)"
         lines.append("prec/recall: loaded items that are gold / gold items loaded; fileP/fileR: the same over files; "
                      "lineR: gold_ranges lines loaded; budget: tokens/budget; of ws: tokens/workspace tokens")
+        if "loom" in self.strategies and any(_ablated_signal(s) for s in self.strategies):
+            lines.append("")
+            lines.append(f"{'signal off':<14} {'lineR':>6} {'change':>7} {'fileR':>6} {'change':>7}")
+            fmt = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
+            for row in self.ablation_table():
+                lines.append(f"{row['signal']:<14} {fmt(row['line_recall'], '.3f'):>6} {fmt(row['line_recall_change'], '+.3f'):>7} "
+                             f"{fmt(row['file_recall'], '.3f'):>6} {fmt(row['file_recall_change'], '+.3f'):>7}")
+            lines.append("signal off: the engine with that signal's weight at 0; change: against the full engine "
+                         "(negative: what the signal earns)")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -707,14 +768,17 @@ def run_case(bench: Workbench, case: Case, strategies: Sequence[str], budget: in
     results = []
     for strategy in strategies:
         try:
-            ws = bench.workspace(case, loom) if (strategy != "loom" or case.workspace is not None or loom.graph.workspace) else None
+            engine = strategy == "loom" or _ablated_signal(strategy) is not None
+            ws = bench.workspace(case, loom) if (not engine or case.workspace is not None or loom.graph.workspace) else None
             total = ws.total_tokens if ws is not None else None
-            if strategy == "loom":
+            if strategy == "loom" or _ablated_signal(strategy):
                 saved = loom.graph.config
                 if config is not None:
                     loom.graph.config = config
                 try:
-                    result = loom.query(case.query, budget=case_budget, mode="fused")
+                    off = _ablated_signal(strategy)
+                    weights = loom.graph.config.weights.without(off) if off else None
+                    result = loom.query(case.query, budget=case_budget, mode="fused", weights=weights)
                 finally:
                     loom.graph.config = saved
                 items, seconds, used = loom_items(loom, result), result.seconds, result.packed.context_tokens
@@ -733,9 +797,10 @@ def run_case(bench: Workbench, case: Case, strategies: Sequence[str], budget: in
 
 
 def _check(strategies: Sequence[str], budgets: Sequence[int]) -> None:
-    unknown = [s for s in strategies if s not in STRATEGIES]
+    unknown = [s for s in strategies if s not in STRATEGIES and _ablated_signal(s) is None]
     if unknown:
-        raise LoomError(f"unknown strategy {', '.join(map(repr, unknown))}; the strategies are {', '.join(STRATEGIES)}")
+        raise LoomError(f"unknown strategy {', '.join(map(repr, unknown))}; the strategies are {', '.join(STRATEGIES)}, "
+                        f"and loom-no-<signal> for each signal")
     for budget in budgets:
         if budget <= 0:
             raise LoomError(f"the budget must be a positive number of tokens, got {budget}")

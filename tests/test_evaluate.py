@@ -261,3 +261,40 @@ def test_a_sibling_tree_starts_from_its_siblings_session(tmp_path):
         return [(i.path, i.start, i.end, i.tokens) for i in report.results[0].items]
 
     assert where(fresh) == where(seeded)  # node ids differ; what is loaded does not
+
+
+def test_ablations_switch_one_signal_off_and_report_what_it_earns(cases_file):
+    from loom_nb.config import SIGNALS, LoomConfig
+    from loom_nb.evaluate import ablations
+
+    weighted = [s for s in SIGNALS if getattr(LoomConfig().weights, s) > 0]
+    assert ablations() == tuple(f"loom-no-{s}" for s in weighted)
+    assert "loom-no-file" not in ablations(LoomConfig().with_(weights={"file": 0}))
+
+    cases, _ = load_cases(cases_file)
+    rep = evaluate(cases, budget=500, strategies=("loom", "loom-no-terms", "loom-no-semantic"), embedder=HashingEmbedder())
+    full = {r.case_id: r for r in rep.results if r.strategy == "loom"}
+    no_terms = {r.case_id: r for r in rep.results if r.strategy == "loom-no-terms"}
+    # the same query and budget under other weights: the scores of what is loaded change
+    assert any([i.score for i in full[c].items] != [i.score for i in no_terms[c].items] for c in full)
+    assert all(sum(i.tokens for i in r.items) <= 500 for r in rep.results)
+    rows = {row["signal"]: row for row in rep.ablation_table()}
+    table = {row["strategy"]: row for row in rep.table()}
+    assert set(rows) == {"terms", "semantic"}
+    for signal in rows:
+        assert rows[signal]["line_recall_change"] == pytest.approx(table[f"loom-no-{signal}"]["line_recall"] - table["loom"]["line_recall"])
+        assert rows[signal]["file_recall_change"] == pytest.approx(table[f"loom-no-{signal}"]["file_recall"] - table["loom"]["file_recall"])
+    assert "signal off" in str(rep) and "terms" in str(rep).split("signal off", 1)[1]
+    only = evaluate(cases[:1], budget=500, strategies=("loom-no-terms",), embedder=HashingEmbedder())
+    with pytest.raises(LoomError, match="run the 'loom' strategy too"):
+        only.ablation_table()
+    with pytest.raises(LoomError, match="unknown strategy 'loom-no-vibes'"):
+        evaluate(cases, strategies=("loom", "loom-no-vibes"))
+
+
+def test_cli_eval_ablations(cases_file, capsys):
+    code = main(["eval", str(cases_file), "--budget", "400", "--strategy", "bm25-chunks", "--ablations", "--embedder", "hashing"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "bm25-chunks" in out and "\nloom " in out and "loom-no-terms" in out and "loom-no-file" in out
+    assert "signal off" in out
