@@ -5,7 +5,7 @@
     loom-nb index SESSION PATH                                index or refresh a workspace folder
     loom-nb show SESSION [NODE_ID]                            the session, or one node
     loom-nb demo [--out FOLDER]                               the sample session, three queries
-    loom-nb eval CASES.jsonl [--budget N] [--strategy ...]    grade labelled queries against baselines
+    loom-nb eval CASES.jsonl [--budget N] [--ablations]       grade labelled queries against baselines
     loom-nb mine REPO --out CASES.jsonl [--max N] [--since D] cases from a repository's commits
     loom-nb tune CASES.jsonl [--budgets ...] [--folds 5]      tune weights with held-out folds
     loom-nb chat SESSION [--model M] [--host URL]             chat with a local model via Ollama

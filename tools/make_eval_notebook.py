@@ -51,6 +51,22 @@ cells = [
         "budget_curves(reports)"
     ),
     new_markdown_cell(
+        "## What each signal earns\n\n"
+        "An ablation runs the engine with one signal's weight at 0 (`loom-no-terms`, `loom-no-semantic`, …)\n"
+        "on the same cases and budget; `ablation_table()` gives the change against the full engine. A negative\n"
+        "change is what the signal earns on these cases; zero means these cases cannot tell (staleness, tags and\n"
+        "uncommitted files never vary in a fresh index). `loom-nb eval CASES --ablations` prints the same table."
+    ),
+    new_code_cell(
+        "from loom_nb.evaluate import ablations\n\n"
+        "ablated = evaluate(cases, budget=4000, strategies=('loom',) + ablations(), cache_dir=cache)\n"
+        "for row in ablated.ablation_table():\n"
+        "    print(f\"{row['signal']:<13} line recall {row['line_recall']:.3f} ({row['line_recall_change']:+.3f})  \"\n"
+        "          f\"file recall {row['file_recall']:.3f} ({row['file_recall_change']:+.3f})\")\n"
+        "terms = next(r for r in ablated.ablation_table() if r['signal'] == 'terms')\n"
+        "assert terms['line_recall_change'] < 0  # without its keyword signal the engine finds less"
+    ),
+    new_markdown_cell(
         "Every loaded item (path, line range, tokens, score) is in `report.to_json()` — or `loom-nb eval CASES\n"
         "--json out.json` — so an outside tool can re-grade a run."
     ),
