@@ -52,7 +52,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .config import LoomConfig
+from .config import SIGNALS, LoomConfig
 from .errors import LoomError
 from .lexical import LexicalIndex
 from .tokens import count_tokens_many
@@ -73,19 +73,16 @@ def ablations(config: LoomConfig | None = None) -> tuple[str, ...]:
     >>> ablations()[:2]
     ('loom-no-semantic', 'loom-no-staleness')
     """
-    from .config import SIGNALS
-
     weights = (config or LoomConfig()).weights
     return tuple(ABLATION_PREFIX + name for name in SIGNALS if getattr(weights, name) > 0)
 
 
 def _ablated_signal(strategy: str) -> str | None:
     """The signal a ``loom-no-<signal>`` strategy switches off, or None for any other."""
-    from .config import SIGNALS
-
     if strategy.startswith(ABLATION_PREFIX) and strategy[len(ABLATION_PREFIX):] in SIGNALS:
         return strategy[len(ABLATION_PREFIX):]
     return None
+
 
 WINDOW_LINES = 40
 """Lines per window for ``bm25-chunks`` and ``dense``: about one function or one screen, the
@@ -771,7 +768,7 @@ def run_case(bench: Workbench, case: Case, strategies: Sequence[str], budget: in
             engine = strategy == "loom" or _ablated_signal(strategy) is not None
             ws = bench.workspace(case, loom) if (not engine or case.workspace is not None or loom.graph.workspace) else None
             total = ws.total_tokens if ws is not None else None
-            if strategy == "loom" or _ablated_signal(strategy):
+            if engine:
                 saved = loom.graph.config
                 if config is not None:
                     loom.graph.config = config
