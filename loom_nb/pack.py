@@ -304,17 +304,17 @@ def _manifest_line(node_id: str, label: str, score: float, source: str) -> str:
     The label is said here once; the evidence block repeats only the id. Labels of file
     units carry the whole path, so saying them twice cost a quarter of an 8k context.
     """
-    return f"[Node {_one_line(node_id)}: {_one_line(label)} | relevance: {score:.2f} | source: {source}]"
+    return f"[Node {one_line(node_id)}: {one_line(label)} | relevance: {score:.2f} | source: {source}]"
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     """``text`` on one line without brackets or bars, so a title or id cannot forge a line."""
     return " ".join(text.replace("[", "(").replace("]", ")").replace("|", "/").split())
 
 
 def _render_block(node_id: str, text: str) -> str:
-    node_id = _one_line(node_id)
-    return f"--- [{node_id}] ---\n{text}\n--- end [{node_id}] ---"
+    marker = one_line(node_id)
+    return f"--- [{marker}] ---\n{text}\n--- end [{marker}] ---"
 
 
 EVIDENCE_PREAMBLE = (

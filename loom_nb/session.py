@@ -42,7 +42,7 @@ from .classify import classify
 from .decisions import DecisionGraph
 from .engine import Loom, QueryResult
 from .errors import LoomError, SessionFormatError
-from .pack import MESSAGE_OVERHEAD, _one_line, output_reservation
+from .pack import MESSAGE_OVERHEAD, one_line, output_reservation
 from .store import atomic_write_text
 from .tokens import ContextWindow, count_tokens, parse_show, truncate_to_tokens
 
@@ -691,8 +691,9 @@ class Session:
         except LoomError as exc:
             return f"[{node_id}] could not be loaded: {exc}", f"failed: {exc}", 0
         status = "loaded"
-        head = f"--- [{_one_line(node_id)}] {_one_line(node.title)} ({node.type}) ---\n"
-        tail = f"\n--- end [{_one_line(node_id)}] ---"
+        marker = one_line(node_id)  # like the manifest: an id or title cannot forge a line
+        head = f"--- [{marker}] {one_line(node.title)} ({node.type}) ---\n"
+        tail = f"\n--- end [{marker}] ---"
         cap -= count_tokens(head + tail) + 16  # the frame and the cut note come out of the cap
         if node.tokens > cap:  # the top of the node, ending on a whole line when one is near
             cut = truncate_to_tokens(text, max(cap, 0))
