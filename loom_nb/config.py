@@ -149,6 +149,10 @@ class LoomConfig:
     relevance_floor: float = 0.2
     """A node is *relevant* to a query when its semantic signal reaches this. Unrelated
     English texts score 0.0–0.15 with MiniLM; related ones 0.3 and up."""
+    relevance_margin: float | None = None
+    """With a margin, a node is semantically relevant only within this much of the query's
+    best semantic match (and at or above ``relevance_floor``): the floor follows the
+    embedder's own similarity scale. None: the absolute floor alone."""
     lexical_relevance: float = 0.3
     """A node is also *relevant* when its normalised BM25F score reaches this, or when the
     query tags or names its file: an exact identifier can matter when the vectors miss it.
@@ -195,6 +199,22 @@ class LoomConfig:
     default_window: int = 8192
     """Window used when no model is named: a common num_ctx for local models."""
 
+    # -- modes (seed 002; loom_nb.core.modes) ---------------------------------------------
+    bare_below: float = 0.0
+    """``auto`` runs BARE (no query vector) for a complexity below this. Seed 002's value
+    was 0.3; measured on the self set and the mined sets, BARE lost line recall at every
+    budget (0.20 against 0.61 on the self set at 8k with its caps), so it is 0: ``auto``
+    never picks it unless ``loom-nb tune`` finds a value that loses nothing."""
+    fast_below: float = 0.0
+    """``auto`` runs FAST (the query vector alone) for a complexity below this (seed 002:
+    0.6); 0 for the same reason as :attr:`bare_below`."""
+    bare_item_limit: int | None = None
+    """Items BARE loads at most (seed 002: 3, scaled here once to 3 / 1,500 tokens). None:
+    the budget decides. A cap left most of a chat's window unused, so it must be tuned in."""
+    bare_token_cap: int | None = None
+    fast_item_limit: int | None = None
+    fast_token_cap: int | None = None
+
     # -- input classification (seed 000 §7) ------------------------------------------------
     split_threshold_tokens: int = 120
     """Inputs under this size are never split (§7.2: short inputs pass through)."""
@@ -213,6 +233,12 @@ class LoomConfig:
             raise ValueError("output_reservation_range must satisfy 0 <= lo <= hi < 1")
         if self.chunk_tokens <= 0 or self.large_node_tokens <= 0:
             raise ValueError("chunk_tokens and large_node_tokens must be > 0")
+        if not 0.0 <= self.bare_below <= 1.0 or not 0.0 <= self.fast_below <= 1.0:
+            raise ValueError("bare_below and fast_below must be in [0, 1]")
+        for name in ("bare_item_limit", "bare_token_cap", "fast_item_limit", "fast_token_cap"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value <= 0):
+                raise ValueError(f"{name} must be None or a positive integer, got {value!r}")
 
     def with_(self, **changes: Any) -> "LoomConfig":
         """A copy with some fields changed; ``weights`` may be given as a dict."""

@@ -307,6 +307,11 @@ class CachedEmbedder:
         for key, vector in zip(keys, vectors):
             self._vectors[key] = np.asarray(vector, dtype=np.float32)
 
+    def forget(self, texts: Sequence[str]) -> None:
+        """Drop these texts from the cache (an evaluation times each strategy's own embedding)."""
+        for text in texts:
+            self._vectors.pop(text_key(text), None)
+
     def __repr__(self) -> str:
         return f"CachedEmbedder({self.inner!r}, entries={len(self)}, hits={self.hits}, misses={self.misses})"
 

@@ -19,16 +19,16 @@ from .config import LoomConfig, Weights
 from .embed import CachedEmbedder, Embedder, default_embedder, embedder_for, embedder_named
 from .errors import EmbeddingMismatchError, LoomError
 from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, clean_text
+from .core.modes import Mode, get_mode
+from .core.query import Query
 from .pack import (
     Budget,
-    Mode,
     NodeDecision,
     Packed,
     assemble_prompt,
     chunk_spans,
     compute_budget,
     explicit_budget,
-    get_mode,
     pack,
 )
 from .rank import Ranking, rank
@@ -87,6 +87,8 @@ class QueryResult:
     messages: list[dict[str, str]]
     seconds: float
     graph_counts: dict[str, int] = field(default_factory=dict)
+    request: Query | None = None
+    """The query as asked: the message (:attr:`query`) and the history before it."""
 
     @property
     def manifest(self) -> str:
@@ -399,7 +401,7 @@ class Loom:
     # -- querying ------------------------------------------------------------------------
     def query(
         self,
-        text: str,
+        text: str | Query,
         *,
         budget: int | None = None,
         model: str | None = None,
@@ -414,8 +416,16 @@ class Loom:
     ) -> QueryResult:
         """Rank every content node against ``text`` and pack the best into a prompt.
 
+        This is the one path from a question to a prompt: ``loom-nb query``, every chat
+        turn and the ``loom`` strategy of ``loom-nb eval`` all come here with the same
+        defaults.
+
         Parameters
         ----------
+        text : str or Query
+            The user's message, or a :class:`~loom_nb.core.query.Query` carrying the
+            message and the conversation before it. The classifier grades the message
+            alone; ranking reads the message and, clipped, the previous exchange.
         budget : int, optional
             Tokens for the context (manifest + evidence). Without it the budget comes from
             the window: model window − system prompt − query − output reservation.
@@ -424,7 +434,9 @@ class Loom:
         window : int, optional
             The window in tokens, overriding the model's; default ``config.default_window``.
         mode : "bare" | "fast" | "fused" | "auto" | Mode, optional
-            Retrieval preset; by default chosen from the query's complexity.
+            Retrieval preset (:mod:`loom_nb.core.modes`); by default ``auto``, which picks
+            one from the message's complexity by ``config.bare_below`` / ``fast_below``
+            (FUSED for every query with the defaults: the cheaper modes lost recall).
         weights : Weights or dict, optional
             Signal weights for this query only.
         record : bool
@@ -437,25 +449,28 @@ class Loom:
             in its history window (loading them again would spend the budget twice). They
             stay in the table as *excluded* with ``exclude_reason``.
         """
-        if not isinstance(text, str) or not text.strip():
+        request = Query.of(text) if isinstance(text, (str, Query)) else None
+        if request is None or not request.message.strip():
             raise LoomError("the query is empty")
+        text = request.message
         for name, value in (("budget", budget), ("window", window)):
             if value is not None and not (0 <= int(value) <= MAX_TOKENS_ARGUMENT and (name == "budget" or int(value) > 0)):
                 raise LoomError(f"{name} must be {'0' if name == 'budget' else '1'}-{MAX_TOKENS_ARGUMENT:,} tokens, got {value}")
         started = time.perf_counter()
         config = self.graph.config
-        classification = classify(text, config)
-        chosen = get_mode(mode, classification.complexity)
+        classification = classify(text, config)  # the message alone, not the history
+        chosen = get_mode(mode, classification.complexity, config)
         base = config.weights
         if isinstance(weights, dict):
             base = config.with_(weights=weights).weights
         elif weights is not None:
             base = weights
-        query_vector = self.embedder.embed([text])[0]
+        retrieval = request.retrieval_text()
+        query_vector = self.embedder.embed([retrieval])[0] if chosen.embeds_query else None
         index = self.graph.content_vectors.index  # ranking rows are content_vectors rows
         excluded_rows = [index[n] for n in exclude if n in index]
-        ranking = rank(self.graph, query_vector, query=text, weights=chosen.weights(base), config=config,
-                       exclude=excluded_rows)
+        ranking = rank(self.graph, query_vector, query=retrieval, weights=chosen.weights(base), config=config,
+                       exclude=excluded_rows, lexical=chosen.lexical)
         if excluded_rows:
             ranking.relevant = ranking.relevant.copy()
             ranking.relevant[excluded_rows] = False
@@ -483,7 +498,7 @@ class Loom:
         return QueryResult(
             query=text, classification=classification, mode=chosen, budget=plan, window=win,
             ranking=ranking, packed=packed, messages=messages, seconds=time.perf_counter() - started,
-            graph_counts=self.graph.counts(),
+            graph_counts=self.graph.counts(), request=request,
         )
 
     # -- reading -------------------------------------------------------------------------

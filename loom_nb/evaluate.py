@@ -59,9 +59,14 @@ from .tokens import count_tokens_many
 
 log = logging.getLogger(__name__)
 
-STRATEGIES: tuple[str, ...] = ("loom", "bm25", "bm25-chunks", "dense", "whole-file")
-"""The engine and the four baselines, in the order tables show them; the ablations
-(``loom-no-<signal>``, :func:`ablations`) are known too."""
+MODE_STRATEGIES: tuple[str, ...] = ("loom-bare", "loom-fast", "loom-fused")
+"""The engine with one mode forced (:mod:`loom_nb.core.modes`), beside ``loom``, the
+default path: one table shows what each mode costs and earns."""
+
+STRATEGIES: tuple[str, ...] = ("loom", *MODE_STRATEGIES, "bm25", "bm25-chunks", "dense", "whole-file")
+"""The engine as a user calls it, the engine with each mode forced, and the four baselines,
+in the order tables show them; the ablations (``loom-no-<signal>``, :func:`ablations`) are
+known too."""
 
 ABLATION_PREFIX = "loom-no-"
 
@@ -75,6 +80,16 @@ def ablations(config: LoomConfig | None = None) -> tuple[str, ...]:
     """
     weights = (config or LoomConfig()).weights
     return tuple(ABLATION_PREFIX + name for name in SIGNALS if getattr(weights, name) > 0)
+
+
+def _forced_mode(strategy: str) -> str | None:
+    """The mode a ``loom-<mode>`` strategy forces, or None (``loom`` runs the default path)."""
+    return strategy[len("loom-"):] if strategy in MODE_STRATEGIES else None
+
+
+def is_engine(strategy: str) -> bool:
+    """Whether ``strategy`` runs the engine (the default path, a forced mode, an ablation)."""
+    return strategy == "loom" or strategy in MODE_STRATEGIES or _ablated_signal(strategy) is not None
 
 
 def _ablated_signal(strategy: str) -> str | None:
@@ -93,7 +108,7 @@ DEFAULT_BUDGET = 8000
 
 METRICS: tuple[str, ...] = (
     "precision", "recall", "file_precision", "file_recall", "line_recall",
-    "tokens", "budget_use", "token_efficiency", "seconds",
+    "tokens", "budget_use", "token_efficiency", "seconds", "relevant_share", "relevant_precision",
 )
 """The columns of :meth:`EvalReport.table`, each a mean over the cases that define it."""
 
@@ -120,6 +135,9 @@ class Case:
     budget: int | None = None
     line: int = 0
     """Line of the cases file the case came from (0 when built in code)."""
+    history: tuple[tuple[str, str], ...] = ()
+    """Earlier chat messages ``(role, content)``, oldest first: the case is a follow-up
+    turn, planned by the chat's turn planner (:func:`loom_nb.chat.planner.plan_turn`)."""
 
 
 def _str_list(value: Any, name: str) -> tuple[str, ...]:
@@ -172,12 +190,26 @@ def parse_case(data: Any, base: Path, line: int = 0) -> Case:
     budget = data.get("budget")
     if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0):
         raise ValueError("'budget' must be a positive integer")
+    history = _history(data["history"]) if "history" in data else ()
     return Case(
         id=data["id"], query=data["query"],
         workspace=folder if "workspace" in data else None,
         session=folder if "session" in data else None,
         gold_files=gold_files, gold_nodes=gold_nodes, gold_ranges=gold_ranges, budget=budget, line=line,
+        history=history,
     )
+
+
+def _history(value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, list):
+        raise ValueError('history must be a list of {"role": "user"|"assistant", "content": "..."}')
+    out = []
+    for k, message in enumerate(value):
+        ok = isinstance(message, dict) and message.get("role") in ("user", "assistant") and isinstance(message.get("content"), str)
+        if not ok:
+            raise ValueError(f'history[{k}] must be {{"role": "user"|"assistant", "content": "..."}}')
+        out.append((message["role"], message["content"]))
+    return tuple(out)
 
 
 def load_cases(path: str | Path) -> tuple[list[Case], list[str]]:
@@ -269,6 +301,11 @@ class Metrics:
     token_efficiency: float | None
     seconds: float
     items: int
+    relevant_share: float | None = None
+    """The engine only: the share of the graph's content nodes that counted as relevant."""
+    relevant_precision: float | None = None
+    """The engine only: the share of relevant nodes that are gold (in a gold range, or a
+    gold file when the case has no ranges)."""
 
 
 def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -599,7 +636,8 @@ class EvalReport:
         columns = [("strategy", "strategy", name_width, "s"), ("cases", "cases", 5, "d"), ("precision", "prec", 6, ".3f"),
                    ("recall", "recall", 6, ".3f"), ("file_precision", "fileP", 6, ".3f"), ("file_recall", "fileR", 6, ".3f"),
                    ("line_recall", "lineR", 6, ".3f"), ("tokens", "tokens", 7, ".0f"), ("budget_use", "budget", 6, ".0%"),
-                   ("token_efficiency", "of ws", 6, ".1%"), ("seconds", "ms", 7, ".1f")]
+                   ("token_efficiency", "of ws", 6, ".1%"), ("seconds", "ms", 7, ".1f"),
+                   ("relevant_share", "rel%", 6, ".1%"), ("relevant_precision", "relP", 6, ".3f")]
         lines = [f"{len(self.cases)} cases, budget {self.budget} tokens"
                  + (f"; {len(self.errors)} case line(s) rejected" if self.errors else "")]
         lines.append(" ".join(f"{title:>{w}}" if key != "strategy" else f"{title:<{w}}" for key, title, w, _ in columns))
@@ -619,7 +657,8 @@ class EvalReport:
             if row["failed"]:
                 lines[-1] += f"  ({row['failed']} failed)"
         lines.append("prec/recall: loaded items that are gold / gold items loaded; fileP/fileR: the same over files; "
-                     "lineR: gold_ranges lines loaded; budget: tokens/budget; of ws: tokens/workspace tokens")
+                     "lineR: gold_ranges lines loaded; budget: tokens/budget; of ws: tokens/workspace tokens; "
+                     "rel%: share of nodes counted relevant; relP: share of those that are gold")
         if "loom" in self.strategies and any(_ablated_signal(s) for s in self.strategies):
             lines.append("")
             lines.append(f"{'signal off':<14} {'lineR':>6} {'change':>7} {'fileR':>6} {'change':>7}")
@@ -748,6 +787,62 @@ class Workbench:
         self._loaded = len(self.embedder)
 
 
+def run_engine(loom, case: Case, strategy: str, budget: int):
+    """The engine's :class:`~loom_nb.engine.QueryResult` for a case, through the call a user makes.
+
+    ``loom`` and the ablations run the default path (``mode`` left to ``auto``);
+    ``loom-<mode>`` forces that mode. A case with ``history`` is a follow-up chat turn: it
+    is planned by :func:`loom_nb.chat.planner.plan_turn`, as a Session plans its turns (no
+    model is called; the budget is the turn's context zone).
+    """
+    from .chat.planner import Message, plan_turn
+    from .core.query import Query
+
+    off = _ablated_signal(strategy)
+    weights = loom.graph.config.weights.without(off) if off else None
+    mode = _forced_mode(strategy)
+    query = Query(case.query, [{"role": r, "content": c} for r, c in case.history])
+    if hasattr(loom.embedder, "forget"):  # every strategy pays for its own query vector, or none
+        loom.embedder.forget([query.retrieval_text()])
+    if not case.history:
+        return loom.query(query, budget=budget, mode=mode, weights=weights)
+    if weights is not None:  # an ablation of a chat turn: the planner ranks with the config's weights
+        saved = loom.graph.config
+        loom.graph.config = saved.with_(weights=weights)
+    try:
+        history = [Message.of(role, content, turn=k // 2 + 1) for k, (role, content) in enumerate(case.history)]
+        return plan_turn(loom, query, budget=budget, history=history, mode=mode).result
+    finally:
+        if weights is not None:
+            loom.graph.config = saved
+
+
+def relevance_quality(loom, ranking, gold: Gold) -> tuple[float | None, float | None]:
+    """What "relevant" meant for one query: the share of content nodes that counted as
+    relevant, and the share of those that are gold (by line range, else by file)."""
+    n = len(ranking)
+    if n == 0:
+        return None, None
+    rows = np.flatnonzero(ranking.relevant)
+    share = rows.size / n
+    if rows.size == 0 or not (gold.files or gold.nodes or gold.ranges):
+        return share, None
+    paths = loom.graph.arrays().paths
+    wanted = set(gold.files) | set(gold.ranges)
+    hits = sum(1 for i in rows.tolist() if ranking.node_ids[i] in gold.nodes)
+    for i in rows.tolist():  # only the few rows in a gold file are looked at closely
+        if paths[i] not in wanted or ranking.node_ids[i] in gold.nodes:
+            continue
+        ref = getattr(loom.graph.node(ranking.node_ids[i]), "reference", None)
+        if ref is None:
+            continue
+        if gold.ranges:
+            hits += any(_overlaps((ref.lines[0], ref.lines[1]), span) for span in gold.ranges.get(ref.file, ()))
+        else:
+            hits += ref.file in gold.files
+    return share, hits / rows.size
+
+
 def run_case(bench: Workbench, case: Case, strategies: Sequence[str], budget: int, config=None) -> list[CaseResult]:
     """One case under every strategy at one budget (``config``: the Loom's ranking and
     packing parameters for this run; the session's own when None)."""
@@ -763,9 +858,16 @@ def run_case(bench: Workbench, case: Case, strategies: Sequence[str], budget: in
             spans[node_id] = (ref.file, ref.lines[0], ref.lines[1])
     gold = Gold(frozenset(case.gold_files), frozenset(case.gold_nodes), dict(case.gold_ranges), spans)
     results = []
+    if sum(map(is_engine, strategies)) > 1:
+        # one untimed run first: reading the case's files and the caches they fill would
+        # otherwise be charged to whichever engine strategy happens to run first
+        try:
+            run_engine(loom, case, "loom-fused", case_budget)
+        except LoomError:
+            pass
     for strategy in strategies:
         try:
-            engine = strategy == "loom" or _ablated_signal(strategy) is not None
+            engine = is_engine(strategy)
             ws = bench.workspace(case, loom) if (not engine or case.workspace is not None or loom.graph.workspace) else None
             total = ws.total_tokens if ws is not None else None
             if engine:
@@ -773,12 +875,14 @@ def run_case(bench: Workbench, case: Case, strategies: Sequence[str], budget: in
                 if config is not None:
                     loom.graph.config = config
                 try:
-                    off = _ablated_signal(strategy)
-                    weights = loom.graph.config.weights.without(off) if off else None
-                    result = loom.query(case.query, budget=case_budget, mode="fused", weights=weights)
+                    result = run_engine(loom, case, strategy, case_budget)
                 finally:
                     loom.graph.config = saved
                 items, seconds, used = loom_items(loom, result), result.seconds, result.packed.context_tokens
+                metrics = grade(items, gold, budget=case_budget, tokens=used, workspace_tokens=total, seconds=seconds)
+                metrics.relevant_share, metrics.relevant_precision = relevance_quality(loom, result.ranking, gold)
+                results.append(CaseResult(case.id, strategy, items, metrics))
+                continue
             else:
                 if strategy == "dense":
                     ws.window_vectors(loom.embedder)  # embedding the windows is indexing, not query time

@@ -13,7 +13,9 @@ from typing import Callable
 
 import numpy as np
 
-from .config import SIGNALS, LoomConfig, Weights
+from .config import SIGNALS, LoomConfig
+from .core.budget import output_reservation, plan_window
+from .core.modes import MODES, Mode, choose_mode, get_mode  # noqa: F401  (modes live in core.modes; re-exported)
 from .errors import StaleReferenceError
 from .graph import LoomGraph
 from .lexical import terms
@@ -24,66 +26,6 @@ MESSAGE_OVERHEAD = 4
 """Tokens a chat message costs beyond its text (role and delimiters; seed 001)."""
 
 DECISIONS = ("loaded", "summary", "chunk", "manifest_only", "excluded")
-
-
-# -- modes (seed 002) ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Mode:
-    """A retrieval preset: which signals rank, how many items, how many tokens at most."""
-
-    name: str
-    strategy: str
-    """"graph" (structure, recency, size, provenance), "semantic" (vectors only) or "fused"."""
-    item_limit: int | None
-    token_cap: int | None
-
-    def weights(self, base: Weights) -> Weights:
-        if self.strategy == "graph":
-            return base.without("semantic")
-        if self.strategy == "semantic":
-            return base.only("semantic")
-        return base
-
-
-MODES: dict[str, Mode] = {
-    # Seed 002 caps (500 / 1000 / 2000 tokens, 3 / 5 / 7 items) were for short memories;
-    # content nodes here are code, logs and analyses, so the caps are scaled up and FUSED
-    # is bounded by the window alone.
-    "bare": Mode("bare", "graph", item_limit=3, token_cap=1500),
-    "fast": Mode("fast", "semantic", item_limit=8, token_cap=4000),
-    "fused": Mode("fused", "fused", item_limit=None, token_cap=None),
-}
-
-MODE_THRESHOLDS = (0.3, 0.6)
-"""Complexity below 0.3 → BARE, below 0.6 → FAST, else FUSED."""
-
-
-def choose_mode(complexity: float | None) -> Mode:
-    """The preset for a query of this complexity (``None``: FUSED, the full engine).
-
-    >>> choose_mode(0.1).name, choose_mode(0.45).name, choose_mode(0.9).name
-    ('bare', 'fast', 'fused')
-    """
-    if complexity is None:
-        return MODES["fused"]
-    if complexity < MODE_THRESHOLDS[0]:
-        return MODES["bare"]
-    if complexity < MODE_THRESHOLDS[1]:
-        return MODES["fast"]
-    return MODES["fused"]
-
-
-def get_mode(mode: str | Mode | None, complexity: float | None) -> Mode:
-    if isinstance(mode, Mode):
-        return mode
-    if mode is None or mode == "auto":
-        return choose_mode(complexity)
-    try:
-        return MODES[mode.lower()]
-    except KeyError:
-        raise ValueError(f"unknown mode {mode!r}; choose one of {sorted(MODES)} or 'auto'") from None
 
 
 # -- budget (seed 000 §6.1) ------------------------------------------------------------------
@@ -113,6 +55,8 @@ class Budget:
     mode_cap: int | None = None
     source: str = "window"
     """"window": derived from a model window; "explicit": a context budget was given."""
+    window_zones: dict[str, int] | None = None
+    """Every zone of the window (:func:`loom_nb.core.budget.plan_window`), when derived from one."""
 
     @property
     def evidence(self) -> int:
@@ -134,18 +78,6 @@ class Budget:
         return f"{head}: " + ", ".join(parts) + cap
 
 
-def output_reservation(complexity: float | None, config: LoomConfig) -> float:
-    """Share of the window kept for the answer: 30 % by default, 20–40 % by complexity.
-
-    >>> output_reservation(None, LoomConfig()), round(output_reservation(1.0, LoomConfig()), 2)
-    (0.3, 0.4)
-    """
-    if complexity is None:
-        return config.output_reservation
-    lo, hi = config.output_reservation_range
-    return lo + (hi - lo) * float(np.clip(complexity, 0.0, 1.0))
-
-
 def compute_budget(
     window: int,
     *,
@@ -155,7 +87,9 @@ def compute_budget(
     config: LoomConfig | None = None,
     mode: Mode | None = None,
 ) -> Budget:
-    """budget = window − system prompt − query − output reservation − manifest (§6.1).
+    """budget = window − system prompt − query − output reservation (§6.1).
+
+    The split is :func:`loom_nb.core.budget.plan_window`'s, the one chat turns use too.
 
     >>> b = compute_budget(8192, system_prompt="", query="", complexity=None)
     >>> b.output_reserved, b.context
@@ -164,12 +98,16 @@ def compute_budget(
     config = config or LoomConfig()
     system = count_tokens(system_prompt) + MESSAGE_OVERHEAD
     query_tokens = count_tokens(f"\n\nQuestion: {query}") + MESSAGE_OVERHEAD
-    output = int(window * output_reservation(complexity, config))
-    context = max(window - system - query_tokens - output, 0)
+    try:
+        plan = plan_window(int(window), config=config, complexity=complexity, system_tokens=system, query_tokens=query_tokens)
+        context, zones = plan.context, plan.zones
+    except ValueError:  # the window is too small even for the question: no context at all
+        context, zones = 0, None
     cap = mode.token_cap if mode else None
     if cap is not None:
         context = min(context, cap)
-    return Budget(window, system, query_tokens, output, min(manifest_fixed_tokens(), context), context, cap, "window")
+    output = zones["reserved output"] if zones else int(window * output_reservation(complexity, config))
+    return Budget(window, system, query_tokens, output, min(manifest_fixed_tokens(), context), context, cap, "window", zones)
 
 
 def explicit_budget(tokens: int, mode: Mode | None = None) -> Budget:
@@ -345,7 +283,7 @@ def render_context(blocks: list[Block], relevant: int, not_loaded: int, callback
 def best_chunks(
     spans: list[tuple[int, int]],
     vectors: np.ndarray,
-    query_vector: np.ndarray,
+    query_vector: np.ndarray | None,
     text: str,
     allowance: int,
     query: str = "",
@@ -356,7 +294,7 @@ def best_chunks(
     contains (seed 004's "snippets around matching lines": a chunk holding the identifier
     asked about wins even when its vector is unremarkable).
     """
-    sims = vectors @ np.asarray(query_vector, dtype=vectors.dtype)
+    sims = vectors @ np.asarray(query_vector, dtype=vectors.dtype) if query_vector is not None else np.zeros(len(spans))
     wanted = set(terms(query)) if query else set()
     if wanted:
         hits = np.array([len(wanted & set(terms(text[s:e]))) / len(wanted) for s, e in spans])
@@ -421,7 +359,7 @@ def pack(
         summary_id = graph.summary_of(node_id)
         if summary_id is not None:
             alternatives.append(graph.node(summary_id).tokens + min_frame)
-        if node_id in graph.chunk_vectors and query_vector is not None:
+        if node_id in graph.chunk_vectors:
             alternatives.append(min_frame + 1)
         lower[i] = min([int(lower[i])] + alternatives)
 
@@ -515,7 +453,7 @@ def pack(
                         visited[ranking.row(summary_id)] = ("summary", f"loaded in place of {node.id}", 0, [])
                     continue
             vectors = graph.chunk_vectors.get(node.id)
-            if vectors is not None and query_vector is not None and len(node.chunks):
+            if vectors is not None and len(node.chunks):
                 longest = f"{node.title} ({len(node.chunks)} of {len(node.chunks)} chunks)"
                 frame = frame_cost(node.id, longest, node.type, score)
                 chunk_allowance = min(left, int(config.max_whole_share * allowance)) - frame

@@ -262,18 +262,34 @@ def composite(signals: np.ndarray, weights: Weights) -> tuple[np.ndarray, np.nda
     return contributions.sum(axis=1), contributions
 
 
-def relevance_mask(signals: np.ndarray, config: LoomConfig) -> np.ndarray:
-    """Which nodes are *relevant*: semantic signal at or above ``relevance_floor``, BM25F
-    terms at or above ``lexical_relevance``, or a file the query names or tags.
+def relevance_mask(signals: np.ndarray, config: LoomConfig, exclude=()) -> np.ndarray:
+    """Which nodes are *relevant*: a semantic signal at or above the floor, BM25F terms at
+    or above ``lexical_relevance``, or a file the query names or tags.
+
+    The semantic floor is ``relevance_floor``, raised to ``best − relevance_margin`` when a
+    margin is set, where *best* is the query's best semantic match among the rows not in
+    ``exclude``: with MiniLM on code nearly every unit reaches 0.2, so an absolute floor
+    alone calls almost everything relevant.
 
     >>> S = np.zeros((3, len(SIGNALS))); S[0, 0] = 0.5; S[1, 6] = 0.6; S[2, 0] = 0.1
     >>> relevance_mask(S, LoomConfig()).tolist()
     [True, True, False]
+    >>> S[2, 0] = 0.3
+    >>> relevance_mask(S, LoomConfig(relevance_margin=None)).tolist(), relevance_mask(S, LoomConfig(relevance_margin=0.1)).tolist()
+    ([True, True, True], [True, True, False])
     """
     if len(signals) == 0:
         return np.zeros(0, dtype=bool)
     col = {name: k for k, name in enumerate(SIGNALS)}
-    return ((signals[:, col["semantic"]] >= config.relevance_floor) | (signals[:, col["terms"]] >= config.lexical_relevance)
+    semantic = signals[:, col["semantic"]]
+    floor = config.relevance_floor
+    if config.relevance_margin is not None:
+        counted = np.ones(len(signals), dtype=bool)
+        if len(exclude):
+            counted[np.asarray(exclude, dtype=np.int64)] = False
+        if counted.any():
+            floor = max(floor, float(semantic[counted].max()) - config.relevance_margin)
+    return ((semantic >= floor) | (signals[:, col["terms"]] >= config.lexical_relevance)
             | (signals[:, col["path_mention"]] > 0) | (signals[:, col["tagged"]] > 0))
 
 
@@ -360,15 +376,17 @@ class Ranking:
         )
 
 
-def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights: Weights | None = None,
-         config: LoomConfig | None = None, exclude=()) -> Ranking:
+def rank(graph: LoomGraph, query_vector: np.ndarray | None, *, query: str = "", weights: Weights | None = None,
+         config: LoomConfig | None = None, exclude=(), lexical: bool = True) -> Ranking:
     """Score every content node of ``graph`` against a query vector.
 
     Parameters
     ----------
     graph : LoomGraph
-    query_vector : ndarray
-        The query embedded by the graph's embedder (unit norm).
+    query_vector : ndarray or None
+        The query embedded by the graph's embedder (unit norm). ``None`` ranks without
+        vectors (BARE mode): the semantic signal is 0, no concept anchors hop distance,
+        and only lexical matches make a node relevant.
     query : str
         The query text, kept for display.
     weights : Weights, optional
@@ -378,6 +396,8 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
     exclude : sequence of int, optional
         Content rows the caller will not load (a chat's own message): they score no terms,
         so they do not set the scale of everyone else's.
+    lexical : bool
+        Score the lexical signals (terms, path mention, tag, git-dirty); FAST mode does not.
 
     Returns
     -------
@@ -388,26 +408,29 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
     weights = weights or config.weights
     a: GraphArrays = graph.arrays()
     n = len(a.content_ids)
-    q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-    if n and q.shape[0] != a.content_vectors.shape[1]:
+    q = None if query_vector is None else np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    if n and q is not None and q.shape[0] != a.content_vectors.shape[1]:
         from .errors import EmbeddingMismatchError
 
         raise EmbeddingMismatchError(f"query vector has dimension {q.shape[0]}, the graph {a.content_vectors.shape[1]}")
 
-    semantic = semantic_signal(a.content_vectors, q)
+    semantic = semantic_signal(a.content_vectors, q) if q is not None else np.zeros(n)
     anchor, anchor_sim = None, 0.0
-    if len(a.concept_ids):
+    if len(a.concept_ids) and q is not None:
         concept_sims = a.concept_vectors @ q
         anchor_row = int(np.argmax(concept_sims))
         anchor, anchor_sim = a.concept_ids[anchor_row], float(concept_sims[anchor_row])
         dist = concept_hops(a.concept_indptr, a.concept_indices, anchor_row)
         relevant_concepts = concept_sims >= config.concept_relevance
-    else:
-        dist = np.zeros(0, dtype=np.int64)
-        relevant_concepts = np.zeros(0, dtype=bool)
+    else:  # no concepts, or no query vector to find the nearest one: no concept is near
+        dist = np.full(len(a.concept_ids), -1, dtype=np.int64)
+        relevant_concepts = np.zeros(len(a.concept_ids), dtype=bool)
     hop, hops = hop_signal(n, a.link_content, a.link_concept, dist, config.hop_decay)
     relevant = semantic >= config.relevance_floor
-    terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n, exclude)
+    if lexical:
+        terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n, exclude)
+    else:
+        terms = mention = tagged = dirty = np.zeros(n)
     if n and config.lexical_anchor <= 1.0:  # the best lexical matches are anchors too
         hops = np.where(terms >= config.lexical_anchor, 1, hops)
         hop = np.where(hops > 0, config.hop_decay ** np.maximum(hops - 1, 0).astype(float), 0.0)
@@ -432,7 +455,7 @@ def rank(graph: LoomGraph, query_vector: np.ndarray, *, query: str = "", weights
             np.zeros(n),  # the file signal, from the others below
         ]
     ) if n else np.zeros((0, len(SIGNALS)))
-    relevant = relevance_mask(signals, config)
+    relevant = relevance_mask(signals, config, exclude)
     file_index = a.file_index() if n and any(p is not None for p in a.paths) else None
     signals = with_file_signal(signals, weights, relevant, file_index)
     scores, contributions = composite(signals, weights)

@@ -38,11 +38,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .chat.planner import Message, available_list, plan_turn
 from .classify import classify
+from .core.budget import Zones
+from .core.query import Query
 from .decisions import DecisionGraph
 from .engine import Loom, QueryResult
 from .errors import LoomError, SessionFormatError
-from .pack import MESSAGE_OVERHEAD, one_line, output_reservation
+from .pack import MESSAGE_OVERHEAD, one_line
 from .store import atomic_write_text
 from .tokens import ContextWindow, count_tokens, parse_show, truncate_to_tokens
 
@@ -80,51 +83,8 @@ MARKER_INSTRUCTIONS = (
 MARKER = re.compile(r"\[\[load:\s*([A-Za-z0-9_.:-]+)\s*\]\]")
 
 
-@dataclass(frozen=True)
-class Zones:
-    """How a turn's window is split beyond the system prompt, the query and the output.
-
-    Seed 001's fixed zones (1k decisions, 2k repo map, 2k tools, 4k output) assume a 200k
-    window; a local model runs at 2k–32k, so each zone here is a share of the window with
-    the seed's size as its ceiling. Whatever a zone does not use goes to the context.
-    """
-
-    decision_share: float = 0.06
-    decision_max: int = 1024
-    workspace_share: float = 0.08
-    workspace_max: int = 2048
-    history_share: float = 0.35
-    """Share of what is left (after the fixed zones) that history may take; the rest, and
-    whatever history leaves unused, is the engine's context."""
-    available_max: int = 200
-    """Tokens for the 'Available on request' list when callbacks are on."""
-    available_items: int = 8
-    callback_share: float = 0.5
-    """Share of the output reservation that callback text may use. A round that asks for a
-    node writes almost nothing, so half the answer's room can carry what it asked for."""
-
-    def __post_init__(self) -> None:
-        for name in ("decision_share", "workspace_share", "history_share", "callback_share"):
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"{name} must be in [0, 1)")
-
-
 ZONE_COLOURS = ("#4c78a8", "#9d755d", "#b279a2", "#bab0ac", "#e45756", "#72b7b2", "#f58518", "#54a24b", "#eeca3b", "#dddddd")
 """One colour per zone, in :attr:`Turn.zones` order (system prompt … unused)."""
-
-
-@dataclass
-class Message:
-    """One chat message as stored: who said it, in which turn, and its graph nodes."""
-
-    role: str
-    content: str
-    turn: int
-    tokens: int
-    node_ids: list[str] = field(default_factory=list)
-
-    def cost(self) -> int:
-        return self.tokens + MESSAGE_OVERHEAD
 
 
 @dataclass
@@ -432,7 +392,7 @@ class Session:
         added = self.loom.add(text, type="input", source="user", meta={"turn": number})
         input_ids = added.ids
         try:
-            turn, messages, tools = self._plan(text, number, window.num_ctx, added.classification.complexity, input_ids)
+            turn, messages, tools = self._plan(text, number, window.num_ctx, input_ids)
             self._converse(turn, messages, tools, on_token)
         except BaseException:
             self.loom.graph.remove_many(input_ids)  # the failed turn leaves no trace
@@ -448,73 +408,28 @@ class Session:
             self._index_answer(turn, answer)
         return turn
 
-    def _plan(self, text: str, number: int, window: int, complexity: float | None,
-              input_ids: list[str]) -> tuple[Turn, list[dict[str, Any]], list | None]:
-        """Split the window into zones and build the messages of the first call."""
+    def _plan(self, text: str, number: int, window: int, input_ids: list[str]) -> tuple[Turn, list[dict[str, Any]], list | None]:
+        """Plan the turn with :func:`loom_nb.chat.planner.plan_turn`, as ``loom-nb eval`` does."""
         z = self.zones
-        config = self.loom.graph.config
         tools = [LOAD_CONTEXT_TOOL] if self.uses_tools else None
         callbacks_on = self.max_callbacks > 0
         system_text = self.system_prompt
         if callbacks_on and not tools:
             system_text += "\n\n" + MARKER_INSTRUCTIONS
-        decision_text = self.decisions.render(min(int(window * z.decision_share), z.decision_max))
-        workspace_text = self.workspace_summary(min(int(window * z.workspace_share), z.workspace_max))
-        system_full = "\n\n".join(p for p in (system_text, decision_text, workspace_text) if p)
-        zones = {
-            "system prompt": count_tokens(system_text) + MESSAGE_OVERHEAD,
-            "decision context": count_tokens("\n\n" + decision_text) if decision_text else 0,
-            "workspace summary": count_tokens("\n\n" + workspace_text) if workspace_text else 0,
-            "tool definitions": count_tokens(json.dumps(tools)) if tools else 0,
-            "reserved output": int(window * output_reservation(complexity, config)),
-            "query": count_tokens(f"\n\nQuestion: {text}") + MESSAGE_OVERHEAD,
-        }
-        rest = window - sum(zones.values())
-        if rest <= 0:
-            raise LoomError(
-                f"a window of {window:,} tokens holds nothing beyond the fixed zones "
-                f"({sum(zones.values()):,} tokens); use a model with a larger num_ctx"
+        query = Query(text, [{"role": m.role, "content": m.content} for m in self.messages[-2:]])
+        try:
+            plan = plan_turn(
+                self.loom, query, window=window, select_history=lambda cap: self._history(cap, window),
+                system_prompt=system_text, decision_text=self.decisions.render(z.decision_cap(window)),
+                workspace_text=self.workspace_summary(z.workspace_cap(window)), tools=tools,
+                callbacks=callbacks_on, shares=z, exclude=input_ids, record=True,
             )
-        history, summary_text, summary_ids = self._history(int(rest * z.history_share), window)
-        zones["history"] = sum(m.cost() for m in history) + (
-            count_tokens(summary_text) + MESSAGE_OVERHEAD if summary_text else 0)
-        available_reserve = min(z.available_max, rest // 10) if callbacks_on else 0
-        context_budget = max(rest - zones["history"] - available_reserve, 0)
-        in_history = [n for m in history for n in m.node_ids] + summary_ids
-        result = self.loom.query(
-            self._retrieval_query(text), budget=context_budget, record=True, callback=callbacks_on,
-            exclude=input_ids + in_history, exclude_reason="already in this turn's messages (query or history)",
-        )
-        available, offered = self._available(result, available_reserve) if callbacks_on else ("", [])
-        zones["context"] = count_tokens(result.context) if result.context else 0
-        zones["available on request"] = count_tokens("\n\n" + available) if available else 0
-        zones["unused"] = window - sum(zones.values())
-        parts = [p for p in (result.context, available) if p]
-        user = "\n\n".join(parts) + f"\n\nQuestion: {text}" if parts else text
-        messages = [{"role": "system", "content": system_full}]
-        if summary_text:
-            messages.append({"role": "system", "content": summary_text})
-        messages += [{"role": m.role, "content": m.content} for m in history]
-        messages.append({"role": "user", "content": user})
-        turn = Turn(number, text, window, zones, loaded=list(result.loaded), offered=offered, input_nodes=list(input_ids),
-                    history_messages=len(history), result=result, messages=messages,
-                    summary_node=self.summaries[-1]["node_id"] if summary_ids else None)
-        return turn, messages, tools
-
-    def _retrieval_query(self, text: str, previous_tokens: int = 120) -> str:
-        """What the engine ranks against: the message, then the previous exchange, clipped.
-
-        Follow-ups ("Which code must change?", "Write a test for it") name nothing; the
-        exchange before them does. The previous question and the start of the previous
-        answer share ``previous_tokens`` and go second, so the new message leads.
-        """
-        previous = next((m.content for m in reversed(self.messages) if m.role == "user"), None)
-        if not previous:
-            return text
-        answer = self.messages[-1].content if self.messages[-1].role == "assistant" else ""
-        clip = lambda t, n: " ".join(t.split()[:n])  # noqa: E731  (words ≈ 0.75 tokens)
-        words = previous_tokens * 3 // 4
-        return f"{text}\n\n(previous question: {clip(previous, words // 2)})\n(previous answer: {clip(answer, words // 2)})"
+        except ValueError as exc:  # the fixed zones fill the window
+            raise LoomError(str(exc)) from None
+        turn = Turn(number, text, window, plan.zones, loaded=list(plan.result.loaded), offered=plan.offered,
+                    input_nodes=list(input_ids), history_messages=len(plan.history), result=plan.result,
+                    messages=plan.messages, summary_node=self.summaries[-1]["node_id"] if plan.summary_ids else None)
+        return turn, plan.messages, tools
 
     def _history(self, cap: int, window: int) -> tuple[list[Message], str, list[str]]:
         """Newest-first messages within ``cap``; summarise what falls out; the summary text."""
@@ -578,30 +493,6 @@ class Session:
         except Exception as exc:  # degrade: an extractive summary is still a summary
             log.info("model summary failed (%s); summarising extractively", exc)
             return None
-
-    def _available(self, result: QueryResult, reserve: int) -> tuple[str, list[str]]:
-        """The 'Available on request' list: relevant nodes the budget left out, best first.
-
-        Walks the ranking in score order over relevant nodes only and stops after
-        ``available_items``: the full table of a 50k-node graph is never built.
-        """
-        ranking = result.ranking
-        order = ranking.order[ranking.relevant[ranking.order]]
-        lines, ids, used = [], [], count_tokens("Available on request:\n")
-        for position, i in enumerate(order):
-            if len(lines) >= self.zones.available_items:
-                break
-            row = result.packed.row(int(i), position + 1)
-            if row.decision != "manifest_only" or row.reason.startswith("stale"):
-                continue
-            line = f"- {row.node_id}: {' '.join(row.title.split())[:80]} ({row.tokens} tokens, relevance {row.score:.2f})"
-            cost = count_tokens(line + "\n")
-            if used + cost > reserve:
-                break
-            lines.append(line)
-            ids.append(row.node_id)
-            used += cost
-        return ("Available on request:\n" + "\n".join(lines) if lines else ""), ids
 
     def _converse(self, turn: Turn, messages: list[dict[str, Any]], tools: list | None,
                   on_token: Callable[[str], None] | None) -> None:

@@ -298,3 +298,41 @@ def test_cli_eval_ablations(cases_file, capsys):
     assert code == 0
     assert "bm25-chunks" in out and "\nloom " in out and "loom-no-terms" in out and "loom-no-file" in out
     assert "signal off" in out
+
+
+# -- the default path, forced modes and follow-up turns (issue 12) --------------------------
+
+
+def test_loom_is_the_default_path_and_each_mode_row_forces_its_mode(report, cases_file):
+    from loom_nb.evaluate import MODE_STRATEGIES
+
+    assert MODE_STRATEGIES == ("loom-bare", "loom-fast", "loom-fused")
+    for case in ("refresh", "discount", "palette"):  # auto runs FUSED with the defaults
+        assert report.result(case, "loom").items == report.result(case, "loom-fused").items
+    cases, _ = load_cases(cases_file)
+    from loom_nb import LoomConfig
+
+    bare_auto = evaluate(cases, budget=500, strategies=("loom", "loom-bare", "loom-fused"), embedder=HashingEmbedder(),
+                         config=LoomConfig(bare_below=1.0))
+    for case in ("refresh", "discount", "palette"):  # a config that maps every query to BARE: loom follows it
+        assert bare_auto.result(case, "loom").items == bare_auto.result(case, "loom-bare").items
+    row = {r["strategy"]: r for r in report.table()}["loom"]
+    assert 0 < row["relevant_share"] <= 1 and 0 <= row["relevant_precision"] <= 1
+
+
+def test_follow_up_cases_run_through_the_turn_planner(tmp_path):
+    ws = _workspace(tmp_path)
+    history = [{"role": "user", "content": "How is the OAuth refresh token exchanged?"},
+               {"role": "assistant", "content": "The client posts it to the refresh endpoint."}]
+    line = {"id": "fu", "query": "and where does that live?", "workspace": str(ws), "history": history,
+            "gold_files": ["pkg/auth.py"], "gold_ranges": {"pkg/auth.py": [[4, 6]]}}
+    path = tmp_path / "fu.jsonl"
+    path.write_text(json.dumps(line) + "\n" + json.dumps({**line, "id": "bad", "history": [{"role": "bot"}]}) + "\n")
+    cases, errors = load_cases(path)
+    assert len(cases) == 1 and "history[0]" in errors[0]
+    assert cases[0].history == (("user", history[0]["content"]), ("assistant", history[1]["content"]))
+    followed = evaluate(cases, budget=300, strategies=("loom", "loom-fused"), embedder=HashingEmbedder())
+    alone = evaluate([Case("alone", "and where does that live?", workspace=ws, gold_files=("pkg/auth.py",),
+                           gold_ranges={"pkg/auth.py": ((4, 6),)})], budget=300, strategies=("loom",), embedder=HashingEmbedder())
+    assert followed.result("fu", "loom").metrics.line_recall == 1.0  # the history names what the message does not
+    assert alone.result("alone", "loom").metrics.line_recall < 1.0

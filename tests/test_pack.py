@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from conftest import unit
 from loom_nb import LoomConfig, LoomGraph, rank
 from loom_nb.config import seed_config
+from loom_nb.core.modes import modes
 from loom_nb.pack import (
     EVIDENCE_PREAMBLE,
     MODES,
@@ -48,22 +49,29 @@ def test_tiny_window_gives_zero_not_negative():
     assert b.context == 0 and b.evidence == 0
 
 
-def test_mode_caps_the_context():
+def test_modes_cap_nothing_by_default_and_a_configured_cap_holds():
     b = compute_budget(100_000, system_prompt="", query="", mode=MODES["bare"])
-    assert b.context == MODES["bare"].token_cap
-    assert explicit_budget(9000, MODES["fast"]).context == 4000
+    assert b.context == 100_000 - b.system_prompt - b.query - b.output_reserved and b.mode_cap is None
+    capped = modes(LoomConfig(bare_token_cap=1500, fast_token_cap=4000))
+    assert compute_budget(100_000, system_prompt="", query="", mode=capped["bare"]).context == 1500
+    assert explicit_budget(9000, capped["fast"]).context == 4000
     with pytest.raises(ValueError):
         explicit_budget(-1)
 
 
-def test_modes_are_chosen_by_complexity_and_overridable():
-    assert [choose_mode(c).name for c in (0.0, 0.29, 0.3, 0.59, 0.6, 1.0)] == ["bare", "bare", "fast", "fast", "fused", "fused"]
+def test_auto_runs_fused_by_default_and_follows_the_configured_thresholds():
+    assert {choose_mode(c).name for c in (0.0, 0.29, 0.59, 1.0, None)} == {"fused"}
+    seed = LoomConfig(bare_below=0.3, fast_below=0.6)  # seed 002's mapping, now a setting
+    assert [choose_mode(c, seed).name for c in (0.0, 0.29, 0.3, 0.59, 0.6, 1.0)] == ["bare", "bare", "fast", "fast", "fused", "fused"]
     assert get_mode("FUSED", 0.1).name == "fused"
-    assert get_mode("auto", 0.1).name == "bare"
+    assert get_mode("auto", 0.1, seed).name == "bare"
     with pytest.raises(ValueError):
         get_mode("turbo", 0.1)
+    with pytest.raises(ValueError):
+        LoomConfig(bare_item_limit=0)
     assert MODES["fast"].weights(LoomConfig().weights).hop == 0
     assert MODES["bare"].weights(LoomConfig().weights).semantic == 0
+    assert not MODES["bare"].embeds_query and not MODES["fast"].lexical and MODES["fused"].embeds_query
 
 
 # -- the decision tree ------------------------------------------------------------------------
@@ -112,7 +120,8 @@ def test_fill_leftover_loads_what_is_below_the_floor_in_fused_mode_only():
     # too small a budget for n3 after the others: it stays excluded, not manifest_only
     tight = run(g, packed.context_tokens - 5)
     assert decisions(tight)["n3"] == "excluded"
-    assert decisions(run(g, 2000, mode="fast"))["n3"] == "excluded"  # FAST keeps its cap
+    capped = modes(LoomConfig(fast_token_cap=4000))["fast"]  # a capped mode never fills
+    assert decisions(pack(g, rank(g, np.array(unit(0))), explicit_budget(2000, capped), mode=capped))["n3"] == "excluded"
 
 
 def test_descending_score_until_the_budget_is_spent_then_smaller_nodes_still_fit():
@@ -198,7 +207,8 @@ def test_large_node_loads_whole_when_it_is_a_small_share_of_the_budget():
 
 def test_item_limit_of_the_mode():
     g = graph_with([(words(5, i), i, "input") for i in range(5)])
-    packed = run(g, 1000, mode="bare")
+    bare = modes(LoomConfig(bare_item_limit=3))["bare"]
+    packed = pack(g, rank(g, np.array(unit(0))), explicit_budget(1000, bare), mode=bare)
     d = [r.decision for r in packed.decisions]
     assert d.count("loaded") == 3 and d.count("manifest_only") == 2
     assert "item limit (3)" in packed.decisions[-1].reason

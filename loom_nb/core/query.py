@@ -1,0 +1,106 @@
+"""A query as an object: the user's message and the conversation before it, kept apart.
+
+A follow-up ("and where is that called from?") names nothing; the exchange before it does.
+Gluing that exchange onto the message made the classifier grade the glue. Here the message
+and the history travel as separate fields: the classifier reads :attr:`Query.message`
+alone, and ranking reads :meth:`Query.retrieval_text`, the message followed by the previous
+exchange, clipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+ROLES = ("user", "assistant", "system")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier message of the conversation."""
+
+    role: str
+    content: str
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"a history message's role must be one of {ROLES}, got {self.role!r}")
+        if not isinstance(self.content, str):
+            raise ValueError("a history message's content must be text")
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a user asked, and what was said before.
+
+    Parameters
+    ----------
+    message : str
+        The user's message, as typed. The classifier grades this alone.
+    history : sequence of ``{role, content}`` or :class:`Turn`
+        Earlier messages, oldest first (a chat's previous turns; an evaluation case's
+        ``history``).
+
+    Examples
+    --------
+    >>> q = Query("and where is it called from?", [{"role": "user", "content": "What does rank() do?"},
+    ...                                             {"role": "assistant", "content": "It scores every node."}])
+    >>> q.message
+    'and where is it called from?'
+    >>> print(q.retrieval_text())
+    and where is it called from?
+    <BLANKLINE>
+    (previous question: What does rank() do?)
+    (previous answer: It scores every node.)
+    """
+
+    message: str
+    history: tuple[Turn, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.message, str):
+            raise TypeError(f"the message must be str, got {type(self.message).__name__}")
+        object.__setattr__(self, "history", tuple(_turn(m) for m in self.history))
+
+    @classmethod
+    def of(cls, value: "str | Query", history: Iterable[Any] = ()) -> "Query":
+        """``value`` as a Query (a string becomes the message)."""
+        if isinstance(value, Query):
+            return value
+        return cls(value, tuple(history))
+
+    @property
+    def previous_exchange(self) -> tuple[str, str]:
+        """The last user message of the history and the answer after it ("" when none)."""
+        question = answer = ""
+        for k in range(len(self.history) - 1, -1, -1):
+            if self.history[k].role == "user":
+                question = self.history[k].content
+                after = self.history[k + 1] if k + 1 < len(self.history) else None
+                answer = after.content if after is not None and after.role == "assistant" else ""
+                break
+        return question, answer
+
+    def retrieval_text(self, previous_tokens: int = 120) -> str:
+        """What the engine ranks against: the message, then the previous exchange, clipped.
+
+        The previous question and the start of the previous answer share
+        ``previous_tokens`` (about ¾ as many words) and go second, so the message leads.
+        """
+        question, answer = self.previous_exchange
+        if not question:
+            return self.message
+        words = previous_tokens * 3 // 4
+        clip = lambda t, n: " ".join(t.split()[:n])  # noqa: E731
+        return f"{self.message}\n\n(previous question: {clip(question, words // 2)})\n(previous answer: {clip(answer, words // 2)})"
+
+
+def _turn(value: Any) -> Turn:
+    if isinstance(value, Turn):
+        return value
+    if isinstance(value, Mapping) and "role" in value and "content" in value:
+        return Turn(str(value["role"]), value["content"])
+    role, content = getattr(value, "role", None), getattr(value, "content", None)
+    if role is not None and content is not None:
+        return Turn(role, content)
+    raise ValueError(f"a history message must be {{role, content}}, got {value!r}")
