@@ -160,18 +160,21 @@ def run_demo(out: Path, sample: Path = SAMPLE, embedder: Embedder | None = None,
     return loom
 
 
-def run_self_demo(out: Path, embedder: Embedder | None = None, budget: int = 3000) -> Loom:
-    """Index loom-nb's own package and answer seed 000's example queries."""
+def run_self_demo(out: Path, embedder: Embedder | None = None, budget: int = 2000) -> Loom:
+    """Index loom-nb's own package and answer seed 000's example queries, through the
+    default call (``loom.query(q, budget=…)``, mode ``auto``) a user makes."""
     started = time.perf_counter()
     print("=" * 100)
     print(f"Indexing loom-nb's own source ({PACKAGE}) into {out} …")
     loom = Loom.open(out, embedder=embedder)
     print(loom.index(PACKAGE))
     for query, expected in SELF_QUERIES:
-        result = loom.query(query, budget=budget, mode="fused")
+        result = loom.query(query, budget=budget)
         top = result.rows(5)
         print("-" * 100)
-        print(f"{query}  (expected on top: {expected})")
+        place = next((k for k, row in enumerate(top, 1) if row.title.startswith(expected)), None)
+        found = f"first at rank {place}" if place else "not in the top 5"
+        print(f"{query}  (expected in the top 3: {expected}; {found}; mode {result.mode.name.upper()})")
         for row in top:
             print(f"  {row.score:.3f}  {row.decision:<13} {row.title[:72]}")
         print(f"  manifest: {result.packed.relevant_count} relevant, {len(result.loaded)} loaded, "

@@ -27,8 +27,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from .config import LoomConfig
+from .core.modes import Mode, choose_mode
+from .core.query import Query
 from .evaluate import Case, Gold, Workbench, grade, packed_items
-from .pack import MODES, explicit_budget, pack
+from .pack import explicit_budget, pack
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +48,20 @@ DEFAULT_SPACE: dict[str, tuple] = {
     "lexical_relevance": (0.3, 0.5, 0.7),
     "max_whole_share": (0.25, 0.5),
     "large_node_tokens": (600, 1200, 2400),
+    "relevance_margin": (None, 0.1, 0.2, 0.3),
+    "bare_below": (0.0, 0.2, 0.3),
+    "fast_below": (0.0, 0.3, 0.45, 0.6),
+    "bare_item_limit": (None, 3, 8),
+    "bare_token_cap": (None, 1500, 4000),
+    "fast_item_limit": (None, 8, 16),
+    "fast_token_cap": (None, 4000),
 }
 """What :func:`coordinate_ascent` searches by default: the ranking weights that vary between
 file units (staleness is equal for all of them in a fresh session, and a tag or a dirty file
 never occurs in mined cases), the two relevance thresholds, and the packing split of large
-nodes. Each list holds the seed value (:data:`~loom_nb.config.SEED_VALUES`). The semantic weight
+nodes, and the modes: which complexity ``auto`` sends to BARE and FAST (seed 002: 0.3 and 0.6),
+and their item limits and token caps (seed 002's, scaled: 3 / 1,500 and 8 / 4,000). Each list
+holds the seed value (:data:`~loom_nb.config.SEED_VALUES`). The semantic weight
 never goes to 0: mined cases are code with identifiers to match, but notes and chat turns
 have none, and there the vectors are the only signal."""
 
@@ -80,40 +91,54 @@ def set_params(config: LoomConfig, values: dict[str, Any]) -> LoomConfig:
 
 @dataclass
 class Prepared:
-    """One case, ranked once, ready to be packed under many configurations."""
+    """One case, ranked once per mode strategy, ready to be packed under many configurations.
+
+    Every configuration runs the default path: the mode is the one ``auto`` picks for the
+    message's complexity under that configuration, so the mode mapping is tuned with the
+    weights.
+    """
 
     case: Case
     loom: Any
     query_vector: np.ndarray
     gold: Gold
+    complexity: float = 0.0
+    retrieval: str = ""
+    """What ranks: the message and, for a follow-up, the previous exchange."""
     _rankings: dict = field(default_factory=dict)
 
-    def ranking(self, config: LoomConfig):
+    def ranking(self, config: LoomConfig, mode: Mode | None = None):
         from .rank import rank
 
-        key = tuple(getattr(config, name) for name in _RERANK)
+        strategy = mode.strategy if mode is not None else "fused"
+        key = (strategy, *(getattr(config, name) for name in _RERANK))
         base = self._rankings.get(key)
         if base is None:
-            base = rank(self.loom.graph, self.query_vector, query=self.case.query, config=config)
+            vector = self.query_vector if mode is None or mode.embeds_query else None
+            base = rank(self.loom.graph, vector, query=self.retrieval or self.case.query, config=config,
+                        lexical=mode is None or mode.lexical)
             self._rankings[key] = base
-        return base.reweighted(config)
+        return base.reweighted(config, mode.weights(config.weights) if mode is not None else None)
 
     def run(self, config: LoomConfig, budget: int):
-        """The metrics of this case packed under ``config`` at ``budget`` tokens."""
-        ranking = self.ranking(config)
-        mode = MODES["fused"]
+        """The metrics of this case through the default path under ``config`` at ``budget`` tokens."""
+        mode = choose_mode(self.complexity, config)
+        ranking = self.ranking(config, mode)
         packed = pack(self.loom.graph, ranking, explicit_budget(int(budget), mode), mode=mode,
-                      query_vector=self.query_vector, config=config)
+                      query_vector=self.query_vector if mode.embeds_query else None, config=config)
         return grade(packed_items(self.loom.graph, packed), self.gold, budget=budget, tokens=packed.context_tokens)
 
 
 def prepare(cases: Sequence[Case], bench: Workbench) -> list[Prepared]:
-    """Open (index) every case's workspace once and embed its query."""
+    """Open (index) every case's workspace once, classify its message and embed what ranks."""
     out = []
     for case in cases:
         loom = bench.loom(case)
-        out.append(Prepared(case, loom, loom.embedder.embed([case.query])[0],
-                            Gold(frozenset(case.gold_files), frozenset(), dict(case.gold_ranges), {})))
+        query = Query(case.query, [{"role": r, "content": c} for r, c in case.history])
+        retrieval = query.retrieval_text()
+        out.append(Prepared(case, loom, loom.embedder.embed([retrieval])[0],
+                            Gold(frozenset(case.gold_files), frozenset(), dict(case.gold_ranges), {}),
+                            complexity=loom.classify(case.query).complexity, retrieval=retrieval))
     return out
 
 

@@ -27,3 +27,18 @@ def test_the_demo_rebuilds_its_own_folder_and_fills_an_empty_one(tmp_path):
     (out / "stray.txt").write_text("left by the last build")
     build_session(SAMPLES / "auth-debugging", out, HashingEmbedder(), verbose=False).save()
     assert not (out / "stray.txt").exists() and (out / "graph.json").exists()
+
+
+@pytest.mark.slow
+def test_the_self_index_queries_find_their_module_in_the_top_3_of_the_default_call(tmp_path, minilm):
+    """Seed 000 §8.2's self-referential queries, through the call a user makes (mode auto)."""
+    from loom_nb import Loom
+    from loom_nb.demo import PACKAGE, SELF_QUERIES
+
+    loom = Loom.open(tmp_path / "self", embedder=minilm)
+    loom.index(PACKAGE, progress=False)
+    for query, expected in SELF_QUERIES:
+        result = loom.query(query, budget=2000)
+        top = [row.title for row in result.rows(3)]
+        assert any(title.startswith(expected) for title in top), (query, top)
+        assert result.packed.context_tokens <= 2000

@@ -92,3 +92,25 @@ def test_cli_tune(cases, tmp_path, capsys):
     assert code == 0 and "held-out gain" in capsys.readouterr().out
     data = json.loads((tmp_path / "t.json").read_text())
     assert len(data["folds"]) == 2 and (tmp_path / "t.html").stat().st_size > 100_000
+
+
+@pytest.mark.parametrize("config", [LoomConfig(), LoomConfig(bare_below=1.0), LoomConfig(fast_below=1.0, fast_item_limit=1)],
+                         ids=["defaults", "all-bare", "all-fast-capped"])
+def test_tuning_grades_the_default_path_exactly_as_the_evaluation_does(cases, config):
+    """A tuned mode mapping is measured as a user gets it: Prepared.run == the eval's loom row."""
+    from loom_nb.evaluate import evaluate
+
+    prepared = prepare(cases, Workbench(HashingEmbedder()))
+    report = evaluate(cases, budget=250, strategies=("loom",), embedder=HashingEmbedder(), config=config)
+    for p in prepared:
+        tuned = p.run(config, 250)
+        graded = report.result(p.case.id, "loom").metrics
+        assert (tuned.line_recall, tuned.tokens, tuned.items) == (graded.line_recall, graded.tokens, graded.items)
+
+
+def test_the_search_space_holds_the_modes():
+    from loom_nb.tuning import DEFAULT_SPACE
+
+    for name in ("bare_below", "fast_below", "bare_item_limit", "bare_token_cap", "fast_item_limit", "fast_token_cap"):
+        assert name in DEFAULT_SPACE and LoomConfig().__getattribute__(name) in DEFAULT_SPACE[name]
+    assert set_params(LoomConfig(), {"bare_below": 0.3, "bare_token_cap": 1500}).bare_token_cap == 1500
