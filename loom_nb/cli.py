@@ -147,6 +147,19 @@ def cmd_mine(args) -> int:
     return 0
 
 
+def _search_space(names: str | None):
+    """The tuning space restricted to ``names`` (comma-separated), or all of it."""
+    from .tuning import DEFAULT_SPACE
+
+    if not names:
+        return None
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in DEFAULT_SPACE]
+    if unknown:
+        raise LoomError(f"unknown parameter {', '.join(map(repr, unknown))}; the search space holds {', '.join(DEFAULT_SPACE)}")
+    return {n: DEFAULT_SPACE[n] for n in wanted}
+
+
 def cmd_tune(args) -> int:
     from .evaluate import Workbench, load_cases
     from .tuning import cross_validate, prepare, tuning_figure
@@ -168,7 +181,7 @@ def cmd_tune(args) -> int:
 
     base = seed_config() if args.base == "seed" else LoomConfig()
     report = cross_validate(prepared, budgets, base=base, k=args.folds, metric=args.metric, rounds=args.rounds, seed=args.seed,
-                            group=lambda case: origin[case.id])
+                            group=lambda case: origin[case.id], space=_search_space(args.params))
     print(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=2, default=float) + "\n", encoding="utf-8")
@@ -365,6 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--rounds", type=int, default=2, help="coordinate-ascent rounds per search")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--params", help="search only these parameters (comma-separated names of loom_nb.tuning.DEFAULT_SPACE)")
     p.add_argument("--base", default="defaults", choices=["defaults", "seed"],
                    help="start from the library defaults, or from the pre-tuning seed values (to measure the gain of tuning)")
     p.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")

@@ -114,3 +114,17 @@ def test_the_search_space_holds_the_modes():
     for name in ("bare_below", "fast_below", "bare_item_limit", "bare_token_cap", "fast_item_limit", "fast_token_cap"):
         assert name in DEFAULT_SPACE and LoomConfig().__getattribute__(name) in DEFAULT_SPACE[name]
     assert set_params(LoomConfig(), {"bare_below": 0.3, "bare_token_cap": 1500}).bare_token_cap == 1500
+
+
+def test_cli_tune_searches_only_the_named_parameters(cases, tmp_path, capsys):
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n".join(json.dumps({"id": c.id, "query": c.query, "workspace": str(c.workspace),
+                                          "gold_files": list(c.gold_files), "gold_ranges": {k: [list(r) for r in v] for k, v in c.gold_ranges.items()}})
+                              for c in cases) + "\n")
+    out = tmp_path / "tune.json"
+    assert main(["tune", str(path), "--budgets", "250", "--folds", "2", "--rounds", "1", "--embedder", "hashing",
+                 "--params", "bare_below,weights.terms", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert set(data["final"]) <= {"bare_below", "weights.terms"}
+    assert main(["tune", str(path), "--params", "nonsense", "--embedder", "hashing"]) == 2
+    assert "unknown parameter 'nonsense'" in capsys.readouterr().err
