@@ -56,7 +56,7 @@ class WeightTuner:
     mode and budget. ``panel`` is the ipywidgets box to display; ``result`` the latest
     QueryResult; ``weights()`` the weights the sliders show."""
 
-    def __init__(self, loom, query: str, *, budget: int | None = None, window: int | None = None, mode: str = "fused"):
+    def __init__(self, loom, query: str, *, budget: int | None = None, window: int | None = None, mode: str = "auto"):
         widgets = _widgets()
         self.loom = loom
         self.query_text = query
