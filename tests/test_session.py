@@ -455,3 +455,31 @@ def test_a_follow_up_does_not_hide_the_note_it_names():
     # without the exclusion the message itself set the keyword scale and this was under 0.5
     assert row.signals["terms"] >= loom.graph.config.lexical_relevance
     assert row.relevant and row.decision == "loaded"
+
+
+def test_a_short_question_in_a_large_window_fills_the_context_zone_while_relevant_nodes_remain():
+    """Issue 12: a 32k chat turn once ran BARE, capped at 1,500 tokens and 3 items."""
+    loom = Loom(embedder=HashingEmbedder())
+    for i in range(120):
+        loom.add(f"Refresh token note {i}: the refresh token rotates and the old token is revoked. "
+                 + " ".join(f"detail{i}x{k}" for k in range(150)))
+    with OllamaStandIn(answers=["fine"], show=default_show(num_ctx=32768)) as server:
+        turn = session_for(server, loom).send("refresh token?")
+    result = turn.result
+    assert result.mode.name == "fused" and result.request.message == "refresh token?"
+    left_out = [row for row in result.table if row.relevant and row.decision == "manifest_only"]
+    assert left_out  # the window cannot hold them all…
+    assert turn.zones["context"] >= 0.9 * result.budget.context  # …and no cap left it empty
+    assert len(turn.loaded) > 8 and sum(turn.zones.values()) == 32768
+
+
+def test_the_classifier_grades_the_message_not_the_previous_exchange():
+    loom = make_loom()
+    log = "\n".join(f"2024-05-01 10:00:{i:02d} ERROR refresh failed invalid_grant request {i}" for i in range(60))
+    with OllamaStandIn(answers=["It is the rotation.", "The retry."]) as server:
+        session = session_for(server, loom)
+        session.send("Why does refresh fail?\n" + log)
+        turn = session.send("and why twice?")
+    assert turn.result.classification == loom.classify("and why twice?")
+    assert turn.result.request.previous_exchange[1] == "It is the rotation."
+    assert "previous question" in turn.result.ranking.query  # ranking reads the exchange, the classifier does not
