@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .chat.planner import Message, available_list, plan_turn
+from .chat.planner import Message, plan_turn, window_history
 from .classify import classify
 from .core.budget import Zones
 from .core.query import Query
@@ -433,14 +433,8 @@ class Session:
 
     def _history(self, cap: int, window: int) -> tuple[list[Message], str, list[str]]:
         """Newest-first messages within ``cap``; summarise what falls out; the summary text."""
-        kept: list[Message] = []
-        used = 0
-        for message in reversed(self.messages):
-            if used + message.cost() > cap:
-                break
-            kept.append(message)
-            used += message.cost()
-        kept.reverse()
+        kept = window_history(self.messages, cap)
+        used = sum(m.cost() for m in kept)
         first_kept = len(self.messages) - len(kept)
         if first_kept > self._summarised:
             # summarise a block of at least summary_block messages (fewer, fuller summaries,
