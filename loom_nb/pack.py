@@ -19,7 +19,7 @@ from .core.modes import MODES, Mode, choose_mode, get_mode  # noqa: F401  (modes
 from .errors import StaleReferenceError
 from .graph import LoomGraph
 from .lexical import terms
-from .rank import Ranking
+from .rank import Ranking, semantic_floor
 from .tokens import count_tokens
 
 MESSAGE_OVERHEAD = 4
@@ -183,6 +183,7 @@ class Packed:
         self._limit_reason = limit_reason
         self._config = config
         self._decisions: list[NodeDecision] | None = None
+        self._semantic_floor = semantic_floor(ranking.signals, config) if len(ranking) else config.relevance_floor
 
     def row(self, i: int, rank_no: int) -> NodeDecision:
         """The table row of ranking row ``i`` (its position in score order is ``rank_no``)."""
@@ -192,7 +193,8 @@ class Packed:
         if decision is None:
             if not r.relevant[i]:
                 decision = "excluded"
-                reason = f"semantic {r.signals[i, 0]:.2f} below relevance floor {self._config.relevance_floor}, no lexical match"
+                reason = (f"semantic {r.signals[i, 0]:.2f} below the relevance floor {self._semantic_floor:.2f}, "
+                          f"terms {r.signals[i, 6]:.2f} below {self._config.lexical_relevance}, file not named or tagged")
             elif self._skipped_left[i] == -2:
                 decision, reason = "manifest_only", self._limit_reason
             else:

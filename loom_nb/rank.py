@@ -281,16 +281,22 @@ def relevance_mask(signals: np.ndarray, config: LoomConfig, exclude=()) -> np.nd
     if len(signals) == 0:
         return np.zeros(0, dtype=bool)
     col = {name: k for k, name in enumerate(SIGNALS)}
-    semantic = signals[:, col["semantic"]]
+    floor = semantic_floor(signals, config, exclude)
+    return ((signals[:, col["semantic"]] >= floor) | (signals[:, col["terms"]] >= config.lexical_relevance)
+            | (signals[:, col["path_mention"]] > 0) | (signals[:, col["tagged"]] > 0))
+
+
+def semantic_floor(signals: np.ndarray, config: LoomConfig, exclude=()) -> float:
+    """The semantic signal a node needs to be relevant: ``relevance_floor``, raised to
+    ``best − relevance_margin`` when a margin is set (rows in ``exclude`` are not the best)."""
     floor = config.relevance_floor
-    if config.relevance_margin is not None:
+    if config.relevance_margin is not None and len(signals):
         counted = np.ones(len(signals), dtype=bool)
         if len(exclude):
             counted[np.asarray(exclude, dtype=np.int64)] = False
         if counted.any():
-            floor = max(floor, float(semantic[counted].max()) - config.relevance_margin)
-    return ((semantic >= floor) | (signals[:, col["terms"]] >= config.lexical_relevance)
-            | (signals[:, col["path_mention"]] > 0) | (signals[:, col["tagged"]] > 0))
+            floor = max(floor, float(signals[counted, 0].max()) - config.relevance_margin)
+    return floor
 
 
 # -- the ranking --------------------------------------------------------------------------
@@ -426,11 +432,14 @@ def rank(graph: LoomGraph, query_vector: np.ndarray | None, *, query: str = "", 
         dist = np.full(len(a.concept_ids), -1, dtype=np.int64)
         relevant_concepts = np.zeros(len(a.concept_ids), dtype=bool)
     hop, hops = hop_signal(n, a.link_content, a.link_concept, dist, config.hop_decay)
-    relevant = semantic >= config.relevance_floor
     if lexical:
         terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n, exclude)
     else:
         terms = mention = tagged = dirty = np.zeros(n)
+    # which neighbours count toward link density: semantically relevant ones, or (ranking
+    # without a vector, BARE) lexically relevant ones, so structure still speaks there
+    relevant = semantic >= config.relevance_floor if q is not None else (
+        (terms >= config.lexical_relevance) | (mention > 0) | (tagged > 0))
     if n and config.lexical_anchor <= 1.0:  # the best lexical matches are anchors too
         hops = np.where(terms >= config.lexical_anchor, 1, hops)
         hop = np.where(hops > 0, config.hop_decay ** np.maximum(hops - 1, 0).astype(float), 0.0)

@@ -106,7 +106,7 @@ def test_everything_relevant_fits_so_everything_loads():
     assert decisions(packed) == {"n1": "loaded", "n2": "loaded", "n3": "excluded"}
     assert packed.all_fit
     assert {d.reason for d in packed.decisions if d.decision == "loaded"} == {"all relevant content fits the budget"}
-    assert "below relevance floor" in packed.decisions[-1].reason
+    assert "below the relevance floor 0.20" in packed.decisions[-1].reason
     assert packed.manifest.splitlines()[0] == "[Context loaded: 2 of 2 relevant nodes]"
 
 

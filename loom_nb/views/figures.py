@@ -139,7 +139,9 @@ def budget_curves(reports: dict, metrics: tuple[str, ...] = ("line_recall", "pre
     budgets = sorted(reports)
     strategies = list(reports[budgets[0]].strategies) if budgets else []
     fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[m.replace("_", " ") for m in metrics])
-    palette = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
+    # one colour per strategy the evaluation knows (loom, its three forced modes, four
+    # baselines): a ninth (an ablation) wraps round, dashed so it never passes for another
+    palette = ("#d62728", "#ff9896", "#c49c94", "#9467bd", "#1f77b4", "#2ca02c", "#17becf", "#7f7f7f")
     for s_index, strategy in enumerate(strategies):
         for m_index, metric in enumerate(metrics):
             values = []
@@ -148,7 +150,8 @@ def budget_curves(reports: dict, metrics: tuple[str, ...] = ("line_recall", "pre
                 values.append(row.get(metric))
             fig.add_scatter(x=budgets, y=values, mode="lines+markers", name=strategy, legendgroup=strategy,
                             showlegend=m_index == 0, line={"color": palette[s_index % len(palette)],
-                                                           "width": 3 if strategy == "loom" else 1.5},
+                                                           "width": 3 if strategy == "loom" else 1.5,
+                                                           "dash": "dash" if s_index >= len(palette) else "solid"},
                             row=1, col=m_index + 1)
     fig.update_xaxes(title_text="budget (tokens)", type="log")
     fig.update_yaxes(range=[0, 1.05])
