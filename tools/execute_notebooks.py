@@ -4,8 +4,13 @@
 
 Widget state is stored in each notebook's metadata (``store_widget_state``), so an HTML
 export (``jupyter nbconvert --to html``) still carries the sliders' last values.
+
+``LOOM_CHAT_REPLAY`` is set to 1 unless given (``LOOM_CHAT_REPLAY= python ...`` runs the chat
+tutorial live): the saved outputs are then the ones ``make test`` replays and compares, on any
+machine, whether or not an Ollama server runs there.
 """
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -13,6 +18,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+os.environ.setdefault("LOOM_CHAT_REPLAY", "1")  # the kernels inherit it
 
 
 def coalesce_streams(nb) -> None:

@@ -35,11 +35,13 @@ cells = [
     new_markdown_cell("In a notebook the classification draws itself: the verdict, the segments and the reasons."),
     new_code_cell("# NBVAL_CHECK_OUTPUT\nloom.classify(pasted)"),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "result = loom.add(pasted)\n"
         "print(result)\n"
         "assert len(result.nodes) == 2  # the question and the log"
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "kinds = {\n"
         "    '02-token-refresh.py': 'input',\n"
         "    '03-earlier-analysis.md': 'analysis',  # an earlier answer of the model\n"
@@ -55,8 +57,7 @@ cells = [
         "The session shows its size, its concepts with the most content and its largest nodes\n"
         "(`print(loom)` gives the same in a terminal)."
     ),
-    new_code_cell("loom"
-    ),
+    new_code_cell("# NBVAL_CHECK_OUTPUT\nloom"),
     new_markdown_cell(
         "## Asking a query\n\n"
         "`query` embeds the question, scores every content node on eleven signals (six semantic and structural:\n"
@@ -67,6 +68,7 @@ cells = [
         "prompt, the question and an output reservation that grows with the question's complexity."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "simple = loom.query('What does POST /oauth/token return?', window=4096)\n"
         "simple"
     ),
@@ -75,6 +77,7 @@ cells = [
         "first thing the model reads: what was loaded, and how much relevant context was left out."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "print(simple.manifest)\n"
         "print()\n"
         "for zone, tokens in simple.budget_split().items():\n"
@@ -82,6 +85,7 @@ cells = [
         "assert simple.packed.context_tokens <= simple.budget.context"
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "top = simple.table[0]\n"
         "print(top.node_id, top.title, top.decision, '-', top.reason)\n"
         "for signal, contribution in top.contributions.items():\n"
@@ -90,11 +94,19 @@ cells = [
     ),
     new_markdown_cell(
         "## Modes\n\n"
-        "The classifier's complexity picks a retrieval preset: **BARE** (graph signals, 3 items), **FAST**\n"
-        "(semantic only, 8 items) or **FUSED** (every signal, bounded by the budget alone). A multi-part\n"
-        "question with a pasted traceback gets FUSED; you can force any mode with `mode=`."
+        "A mode chooses which signals rank. **BARE** ranks without the query vector (the lexical, structure,\n"
+        "size, provenance and recency signals), so it skips embedding the query; **FAST** ranks on the query\n"
+        "vector alone; **FUSED** ranks on every signal. None of them caps the budget by default (a configuration\n"
+        "can give BARE or FAST an item limit or a token cap).\n\n"
+        "With no `mode=`, `query` runs `auto`, which picks by the message's complexity: below\n"
+        "`config.bare_below` BARE, below `config.fast_below` FAST, otherwise FUSED. Both are 0 by default,\n"
+        "because on every labelled set measured the cheaper modes lost recall that FUSED kept; so `auto` runs\n"
+        "FUSED, for the simple query above as for a multi-part question with a pasted traceback.\n"
+        "`loom-nb eval` has the rows `loom-bare`, `loom-fast` and `loom-fused` beside `loom` to show what each\n"
+        "mode costs and earns on labelled queries."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "complex_query = (\n"
         "    'Users are logged out every hour. First, explain why the refresh token is rejected; then, show which '\n"
         "    'code must change and how; finally, is anything else failing?\\n'\n"
@@ -108,22 +120,48 @@ cells = [
         "print(deep.manifest)\n"
         "assert deep.mode.name == 'fused'"
     ),
+    new_markdown_cell(
+        "`mode=` still forces one, to compare: here BARE on the simple query. It skips the query's embedding,\n"
+        "so the semantic signal is 0 for every node; with no concept near the query to anchor them, so are the\n"
+        "structure signals (hop, density) under the default configuration. A node then counts as relevant only\n"
+        "through the lexical signals (or a file the query names): the same top 3, but two relevant nodes fewer."
+    ),
     new_code_cell(
-        "forced = loom.query('What does POST /oauth/token return?', window=4096, mode='fused')\n"
-        "print([row.node_id for row in forced.table if row.decision == 'loaded'])"
+        "# NBVAL_CHECK_OUTPUT\n"
+        "bare = loom.query('What does POST /oauth/token return?', window=4096, mode='bare')  # forced, for comparison\n"
+        "for r in (simple, bare):\n"
+        "    loaded = [row.node_id for row in r.table if row.decision == 'loaded']\n"
+        "    print(f'{r.mode.name:<6} embeds the query: {r.mode.embeds_query!s:<5}  top 3 {[row.node_id for row in r.rows(3)]}  '\n"
+        "          f'{r.packed.relevant_count} relevant, loaded {loaded}')\n"
+        "print('BARE: semantic, hop and density 0 for every node:',\n"
+        "      all(row.signals[s] == 0 for row in bare.table for s in ('semantic', 'hop', 'density')))\n"
+        "assert simple.mode.name == 'fused' and not bare.mode.embeds_query"
+    ),
+    new_markdown_cell(
+        "Which mode `auto` picks is configuration. Seed 002's thresholds (`bare_below=0.3`, `fast_below=0.6`)\n"
+        "would send the simple query to BARE and keep the traceback on FUSED:"
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "from loom_nb.core.modes import choose_mode\n\n"
+        "seed = LoomConfig(bare_below=0.3, fast_below=0.6)\n"
+        "for r in (simple, deep):\n"
+        "    c = r.classification.complexity\n"
+        "    print(f'complexity {c:.2f}: auto picks {choose_mode(c).name} by default, {choose_mode(c, seed).name} with the seed thresholds')"
     ),
     new_markdown_cell(
         "## The prompt\n\n"
         "This is exactly what would be sent to the model (`result.messages` is the same as chat messages).\n"
         "The evidence is labelled as evidence, not instructions."
     ),
-    new_code_cell("print(simple.prompt)"),
+    new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(simple.prompt)"),
     new_markdown_cell(
         "## Saving the session\n\n"
         "A session folder holds `graph.json` (every node, edge and setting), `content/` (the texts) and\n"
         "`embeddings/` (the vectors, bit for bit). Saves are atomic; reopening gives an equal graph."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "import tempfile\n"
         "folder = Path(tempfile.mkdtemp()) / 'auth-session'\n"
         "loom.save(folder)\n"
@@ -158,6 +196,7 @@ cells = [
     ),
     new_code_cell("# NBVAL_CHECK_OUTPUT\nnotes.view('n10')"),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "answer = notes.query('How do I know when bulk fermentation is done?', budget=600)\n"
         "print(answer.manifest)\n"
         "assert 'n8' in answer.loaded  # the note on bulk fermentation"

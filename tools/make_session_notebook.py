@@ -25,6 +25,7 @@ cells = [
         "`make test` sets `LOOM_CHAT_REPLAY=1` so the tests replay even where a server runs."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "import os\n"
         "from loom_nb import Session\n"
         "from loom_nb.demo import open_sample\n"
@@ -41,9 +42,9 @@ cells = [
         "    server, host = None, None\n"
         "    print(f'Live: Ollama answers and has {MODEL}.')\n"
         "else:\n"
-        "    # the recorded model card: llama3.2 (128k maximum) run at num_ctx 4096, with tool calling\n"
+        "    # the recorded model card: llama3.2 (128k maximum) run at num_ctx 2048 (Ollama's default before 0.6), with tool calling\n"
         "    server = OllamaStandIn(models=[MODEL], answers=load_recording(),\n"
-        "                           show=default_show(context_length=131072, num_ctx=4096)).start()\n"
+        "                           show=default_show(context_length=131072, num_ctx=2048)).start()\n"
         "    host = server.host\n"
         "    print(f'Note: {why}')\n"
         "    print('Replaying the recorded chat through a local stand-in server; the answers are recorded, '\n"
@@ -57,6 +58,7 @@ cells = [
         "`num_ctx` the server runs the model at, not the model's maximum."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "loom = open_sample('auth-debugging')\n"
         "session = Session(loom, model=MODEL, host=host)\n"
         "window = session.connect()\n"
@@ -67,15 +69,17 @@ cells = [
         "## Turn 1\n\n"
         "`send` streams the answer (`echo=True` prints it as it arrives; pass `on_token=` for your own display)\n"
         "and returns the `Turn`: its zones, what was loaded, the callbacks and the accounting.\n\n"
-        "When the budget (or the mode's item limit) leaves relevant nodes out, the prompt lists them under\n"
+        "When the budget leaves relevant nodes out, the prompt lists them under\n"
         "*Available on request*, and the model may ask for one (**callback retrieval**) with the `load_context`\n"
         "tool, or a `[[load: ID]]` marker when it has no tools. loom-nb serves it within half the output\n"
         "reservation, at most 2 per turn, and marks it loaded."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "turn = session.send('Users are logged out every hour. Why does the token refresh fail?', echo=True)"
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "turn  # the zones add up to the window; 'unused' is what nothing needed"
     ),
     new_markdown_cell(
@@ -84,6 +88,7 @@ cells = [
         "question."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "print(turn.result.manifest)\n"
         "for row in turn.result.rows(6):\n"
         "    print(f'{row.node_id:>4} {row.decision:<14} {row.score:.2f}  {row.title[:50]:<50}  {row.reason[:60]}')\n"
@@ -113,18 +118,20 @@ cells = [
         "zone and are not loaded twice. The decisions just recorded are in the system prompt."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "turn = session.send('Which code must change, and how? Show the fix.', echo=True)\n"
         "print()\n"
         "print(turn.result.manifest)"
     ),
     new_markdown_cell(
         "## More turns: history fills up, and what falls out is summarised\n\n"
-        "At a 4,096-token window the history zone holds only a few messages. When turns fall out, they are\n"
+        "At a 2,048-token window the history zone holds only a few messages. When turns fall out, they are\n"
         "summarised once, two turns at a time (by the model; extractively if it cannot answer), into a\n"
         "*summary* node: the newest summaries ride at the head of the history, and the engine can load older\n"
         "ones by relevance."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "for text in ['Is anything else failing in the gateway log?',\n"
         "             'Draft a short note for the team about the cause and the fix.',\n"
         "             'Write a test that would have caught the race.',\n"
@@ -136,6 +143,7 @@ cells = [
         "          f\"{turn.zones['history']}, context {turn.zones['context']}]\\n\")"
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "for s in session.summaries:\n"
         "    print(f\"{s['node_id']} (by {s['by']}) covers messages {s['messages'][0]}-{s['messages'][1] - 1}:\")\n"
         "    print(s['text'][:400], '\\n')"
@@ -146,7 +154,9 @@ cells = [
         "(`0.5 ** (age / half_life)`, half-life 8 turns)."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "from loom_nb.rank import staleness_signal\n\n"
+        "session.wait()  # the background indexer has added the last answer to the graph\n"
         "clock, half_life = loom.graph.turn, loom.graph.config.staleness_half_life\n"
         "print('graph clock:', clock)\n"
         "for node in sorted(loom.graph.content_nodes(), key=lambda n: (-n.last_access_turn, n.id))[:12]:\n"
@@ -160,14 +170,21 @@ cells = [
         "model the counts differ by its tokenizer; Ollama also reports fewer prompt tokens when it reuses its\n"
         "cache (ollama/ollama#2068), so a large negative error on a later turn is the cache, not the estimate."
     ),
-    new_code_cell("session.accounting_table()  # .rows for the dicts; .to_frame() with pandas"),
-    new_code_cell("session.accounting_figure()"),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "from loom_nb.session import AccountingTable\n\n"
+        "table = session.accounting_table()  # .rows for the dicts; .to_frame() with pandas\n"
+        "# the table also has each turn's wall-clock 'seconds', left out here: it changes from run to run\n"
+        "AccountingTable([{k: v for k, v in row.items() if k != 'seconds'} for row in table.rows])"
+    ),
+    new_code_cell("# NBVAL_CHECK_OUTPUT\nsession.accounting_figure()"),
     new_markdown_cell(
         "## Resuming\n\n"
         "Messages, turns, summaries, decisions and the graph live in the session folder; `Session.open` picks\n"
         "up where the chat stopped (the model defaults to the one it used)."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "folder = session.folder\n"
         "session.close()  # waits for the background indexer, which saves\n"
         "again = Session.open(folder, host=host)\n"

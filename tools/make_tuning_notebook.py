@@ -12,16 +12,18 @@ cells = [
         "default MiniLM embedder)."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "from loom_nb.demo import open_sample\n"
         "from loom_nb.views.figures import use_offline_plotly\n\n"
         "use_offline_plotly()  # plotly.js once, in this cell's output: figures draw with no network, here and in an HTML export\n"
         "loom = open_sample('auth-debugging')  # a copy of the ready session: nothing to embed\n"
         "folder = loom.folder\n"
-        "result = loom.query('Why does the refresh fail with invalid_grant after the token expires?', window=4096, mode='fused')\n"
+        "result = loom.query('Why does the refresh fail with invalid_grant after the token expires?', window=4096)\n"
         "result"
     ),
     new_markdown_cell("## What each signal contributed\n\nThe bars of a node add up to its score; the label says what was decided."),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "fig = result.contributions_figure(top=12)\n"
         "top = result.rows(1)[0]\n"
         "assert abs(sum(top.contributions.values()) - top.score) < 1e-9\n"
@@ -29,6 +31,7 @@ cells = [
     ),
     new_markdown_cell("## Where the window went"),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "budget = result.budget_figure()\n"
         "assert sum(budget.data[0].y) == 0  # every token of the window is accounted for\n"
         "budget"
@@ -40,6 +43,7 @@ cells = [
         "the drawing appears at once and needs no network."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "view = loom.graph_view(result, max_nodes=60)\n"
         "print(view)\n"
         "view"
@@ -49,6 +53,7 @@ cells = [
         "cosine at link time) and its neighbour concepts, which is how the hop signal reaches further."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "concept_id, similarity = loom.graph.concepts_of(result.rows(1)[0].node_id)[0]\n"
         "loom.view(concept_id)"
     ),
@@ -59,10 +64,12 @@ cells = [
         "settings do not change). Here we move them from code, as a reader would with the mouse."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "tuner = loom.tune('What does POST /oauth/token return?', budget=1500)\n"
         "tuner.panel"
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "before = [row.node_id for row in tuner.result.rows(3)]\n"
         "for name, slider in tuner.sliders.items():  # provenance alone: analysis and summaries first\n"
         "    slider.value = 1.0 if name == 'provenance' else 0.0\n"
@@ -77,7 +84,7 @@ cells = [
         "show and the table they produced as plain text and HTML: it reads the same in a terminal, here and\n"
         "in an exported page."
     ),
-    new_code_cell("tuner.snapshot()"),
+    new_code_cell("# NBVAL_CHECK_OUTPUT\ntuner.snapshot()"),
     new_markdown_cell(
         "The concept threshold slider previews what re-linking at another threshold would do: which\n"
         "concepts would merge, and how many links would split off."
@@ -95,6 +102,7 @@ cells = [
         "escaped."
     ),
     new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
         "path = loom.export_report(result, folder / 'report.html')\n"
         "print(path.name, f'{path.stat().st_size / 1e6:.1f} MB')\n"
         "html = path.read_text()\n"
