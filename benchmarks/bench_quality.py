@@ -143,9 +143,10 @@ def main(argv: list[str] | None = None) -> int:
                                   f"{r['tokens']:.0f}", f"{r['budget_use']:.0%}", f"{r['seconds'] * 1000:.1f}",
                                   f"{saved:+.1f}" if name != "loom" else "",
                                   "-" if r.get("relevant_share") is None else f"{r['relevant_share']:.1%}",
-                                  "-" if r.get("relevant_precision") is None else f"{r['relevant_precision']:.3f}"])
+                                  "-" if r.get("relevant_precision") is None else f"{r['relevant_precision']:.3f}",
+                                  "-" if r.get("unused_with_room") is None else f"{r['unused_with_room']:.0%}"])
         table("What each mode costs and earns", ["repo", "budget", "strategy", "lineR", "fileR", "tokens", "budget used",
-              "ms", "ms saved vs loom", "relevant", "relevant gold"], costs)
+              "ms", "ms saved vs loom", "relevant", "relevant gold", ">10% idle, room left"], costs)
         out["modes"] = costs
     if "loom" in strategies and "bm25-chunks" in strategies and 8000 in budgets:
         room = headroom(out)

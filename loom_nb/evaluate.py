@@ -108,7 +108,7 @@ DEFAULT_BUDGET = 8000
 
 METRICS: tuple[str, ...] = (
     "precision", "recall", "file_precision", "file_recall", "line_recall",
-    "tokens", "budget_use", "token_efficiency", "seconds", "relevant_share", "relevant_precision",
+    "tokens", "budget_use", "token_efficiency", "seconds", "relevant_share", "relevant_precision", "unused_with_room",
 )
 """The columns of :meth:`EvalReport.table`, each a mean over the cases that define it."""
 
@@ -306,6 +306,9 @@ class Metrics:
     relevant_precision: float | None = None
     """The engine only: the share of relevant nodes that are gold (in a gold range, or a
     gold file when the case has no ranges)."""
+    unused_with_room: float | None = None
+    """The engine only: 1 when over 10 % of the budget went unused while a relevant node that
+    would fit was left out (a mode's cap or item limit), else 0; its mean is a share of cases."""
 
 
 def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -881,6 +884,7 @@ def run_case(bench: Workbench, case: Case, strategies: Sequence[str], budget: in
                 items, seconds, used = loom_items(loom, result), result.seconds, result.packed.context_tokens
                 metrics = grade(items, gold, budget=case_budget, tokens=used, workspace_tokens=total, seconds=seconds)
                 metrics.relevant_share, metrics.relevant_precision = relevance_quality(loom, result.ranking, gold)
+                metrics.unused_with_room = float(result.packed.unused_with_room())
                 results.append(CaseResult(case.id, strategy, items, metrics))
                 continue
             else:

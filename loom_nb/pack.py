@@ -232,6 +232,20 @@ class Packed:
         """Every content node, in score order, with its decision and the reason."""
         return self.rows()
 
+    def unused_with_room(self, share: float = 0.1) -> bool:
+        """Whether more than ``share`` of the budget went unused while a relevant node whose
+        cheapest form would fit it was left out (an item limit or a token cap does that; the
+        decision tree alone should not)."""
+        left = self.budget.context - self.context_tokens
+        if left <= share * self.budget.context:
+            return False
+        r = self._ranking
+        waiting = np.flatnonzero(r.relevant)
+        loaded = {self._ranking.row(b.node_id) for b in self.blocks}
+        waiting = np.array([i for i in waiting.tolist() if i not in loaded and self._visited.get(i, ("",))[0] != "excluded"],
+                           dtype=np.int64)
+        return bool(waiting.size and (self._lower_bounds[waiting] <= left).any())
+
     def decision_of(self, node_id: str) -> NodeDecision:
         i = self._ranking.row(node_id)
         rank_no = int(np.flatnonzero(self._ranking.order == i)[0]) + 1

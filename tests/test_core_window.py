@@ -191,3 +191,14 @@ def test_plan_turn_with_a_window_sums_to_it_and_lists_what_was_left_out(loom):
 def test_loom_query_refuses_an_empty_query_object(loom):
     with pytest.raises(LoomError, match="empty"):
         loom.query(Query("   "))
+
+
+def test_a_capped_mode_is_caught_leaving_budget_idle_and_the_defaults_are_not(loom):
+    from loom_nb.core.modes import modes
+
+    for i in range(12):
+        loom.add(f"refresh token rotation detail {i}: " + " ".join(f"w{i}x{k}" for k in range(60)))
+    capped = modes(LoomConfig(bare_item_limit=2))["bare"]
+    assert loom.query("refresh token rotation", budget=2000, mode=capped).packed.unused_with_room()
+    for mode in ("bare", "fused", None):
+        assert not loom.query("refresh token rotation", budget=2000, mode=mode).packed.unused_with_room()
