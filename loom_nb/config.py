@@ -202,9 +202,10 @@ class LoomConfig:
     # -- modes (seed 002; loom_nb.core.modes) ---------------------------------------------
     bare_below: float = 0.0
     """``auto`` runs BARE (no query vector) for a complexity below this. Seed 002's value
-    was 0.3; measured on the self set and the mined sets, BARE lost line recall at every
-    budget (0.20 against 0.61 on the self set at 8k with its caps), so it is 0: ``auto``
-    never picks it unless ``loom-nb tune`` finds a value that loses nothing."""
+    was 0.3. Measured on six sets at 4k / 8k / 16k (benchmarks/README.md), BARE lost 0.05 to
+    0.17 line recall on questions in prose and on flask and axum, and won 0.016 to 0.036 on
+    gin and fastapi commit messages; complexity does not tell those apart, and a tuning run
+    with held-out folds kept 0. So ``auto`` runs FUSED."""
     fast_below: float = 0.0
     """``auto`` runs FAST (the query vector alone) for a complexity below this (seed 002:
     0.6); 0 for the same reason as :attr:`bare_below`."""
