@@ -10,6 +10,7 @@ The public API is this flat namespace; the modules behind it are implementation.
 
 from .classify import Classification, Segment, classify, split_input
 from .config import SIGNALS, LoomConfig, Weights
+from .core.query import Query
 from .decisions import DecisionGraph
 from .demo import open_sample
 from .embed import CachedEmbedder, Embedder, HashingEmbedder, MiniLMEmbedder, OllamaEmbedder
@@ -57,6 +58,7 @@ __all__ = [
     "OllamaNamer",
     "OllamaUnavailableError",
     "Provenance",
+    "Query",
     "QueryResult",
     "Ranking",
     "Reference",

@@ -239,12 +239,11 @@ class Packed:
         left = self.budget.context - self.context_tokens
         if left <= share * self.budget.context:
             return False
-        r = self._ranking
-        waiting = np.flatnonzero(r.relevant)
-        loaded = {self._ranking.row(b.node_id) for b in self.blocks}
-        waiting = np.array([i for i in waiting.tolist() if i not in loaded and self._visited.get(i, ("",))[0] != "excluded"],
-                           dtype=np.int64)
-        return bool(waiting.size and (self._lower_bounds[waiting] <= left).any())
+        waiting = self._ranking.relevant.copy()
+        # loaded, kept out by the caller, or stale (its file changed: it cannot be served)
+        placed = [i for i, seen in self._visited.items() if seen[0] != "manifest_only" or seen[1].startswith("stale")]
+        waiting[placed] = False
+        return bool((self._lower_bounds[waiting] <= left).any())
 
     def decision_of(self, node_id: str) -> NodeDecision:
         i = self._ranking.row(node_id)

@@ -150,6 +150,23 @@ cells = [
         "    print(f'complexity {c:.2f}: auto picks {choose_mode(c).name} by default, {choose_mode(c, seed).name} with the seed thresholds')"
     ),
     new_markdown_cell(
+        "## A follow-up\n\n"
+        "A follow-up names nothing (\"and how do I fix it?\"). Pass a `Query` with the conversation so far:\n"
+        "the message and the history travel apart, the classifier grades the message alone, and ranking reads\n"
+        "the message followed by the previous exchange, clipped. A chat `Session` builds this `Query` on every turn."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "from loom_nb import Query\n\n"
+        "history = [{'role': 'user', 'content': 'Why does the token refresh fail with invalid_grant?'},\n"
+        "           {'role': 'assistant', 'content': 'Two requests present the same single-use refresh token.'}]\n"
+        "alone = loom.query('and how do I fix it?', window=4096)\n"
+        "follow = loom.query(Query('and how do I fix it?', history), window=4096)\n"
+        "print('classified:', follow.classification.kind, '- the same as the message alone:', follow.classification == alone.classification)\n"
+        "print('alone, top 3:   ', [row.title[:40] for row in alone.rows(3)])\n"
+        "print('follow-up, top 3:', [row.title[:40] for row in follow.rows(3)])"
+    ),
+    new_markdown_cell(
         "## The prompt\n\n"
         "This is exactly what would be sent to the model (`result.messages` is the same as chat messages).\n"
         "The evidence is labelled as evidence, not instructions."
