@@ -41,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from loom_nb.config import SIGNALS, LoomConfig  # noqa: E402
 from loom_nb.embed import HashingEmbedder, MiniLMEmbedder  # noqa: E402
 from loom_nb.graph import LoomGraph  # noqa: E402
-from loom_nb.pack import MODES, explicit_budget, pack  # noqa: E402
+from loom_nb.core.modes import choose_mode  # noqa: E402
+from loom_nb.pack import explicit_budget, pack  # noqa: E402
 from loom_nb.rank import rank  # noqa: E402
 from loom_nb.store import GRAPH_FILE, load_graph, save_graph  # noqa: E402
 from loom_nb.tokens import count_tokens  # noqa: E402
@@ -305,7 +306,7 @@ def bench_queries(graph: LoomGraph, syn: Synthetic, repeat: int) -> dict:
     t = time.perf_counter()
     graph.arrays()
     arrays_s = time.perf_counter() - t
-    mode = MODES["fused"]
+    mode = choose_mode(None)  # FUSED: what auto runs under the default config
     budget = explicit_budget(QUERY_BUDGET)
     queries = syn.queries(repeat + 1)
     graph.lexical.compact()  # as indexing does; otherwise the first query merges the postings
@@ -374,7 +375,7 @@ def profiles(graph: LoomGraph, syn: Synthetic, tmp_root: str | None) -> dict[str
     graph.arrays()
     ranking = rank(graph, q)
     out["rank"] = profile_top(lambda: rank(graph, q))
-    out["pack"] = profile_top(lambda: pack(graph, ranking, explicit_budget(QUERY_BUDGET), mode=MODES["fused"], query_vector=q))
+    out["pack"] = profile_top(lambda: pack(graph, ranking, explicit_budget(QUERY_BUDGET), mode=choose_mode(None), query_vector=q))
     graph._arrays = None  # force a rebuild
     out["arrays"] = profile_top(graph.arrays)
     with tempfile.TemporaryDirectory(prefix="loom-bench-", dir=tmp_root) as tmp:
@@ -467,7 +468,7 @@ def rank_pack_stages(graph: LoomGraph, syn: Synthetic) -> dict[str, float]:
                 for i in range(n)
             ], k=3
         ),
-        "pack: total": med(lambda: pack(graph, ranking, explicit_budget(QUERY_BUDGET), mode=MODES["fused"], query_vector=q), k=3),
+        "pack: total": med(lambda: pack(graph, ranking, explicit_budget(QUERY_BUDGET), mode=choose_mode(None), query_vector=q), k=3),
     }
     return stages
 

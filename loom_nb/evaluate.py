@@ -9,10 +9,14 @@ score), and grades it. The cases live in JSON Lines (:func:`load_cases`; the for
 The strategies, all given the same budget and the same files:
 
 ``loom``
-    The engine: ``Loom.query(query, budget=budget, mode="fused")``. Each loaded block is its
+    The engine as a user calls it: ``Loom.query(query, budget=budget)``, mode ``auto`` (a
+    case with ``history`` goes through :func:`loom_nb.chat.planner.plan_turn`, as a chat
+    turn does). Each loaded block is its
     node's file and line range; for a "chunk" decision, the line ranges of the chunks loaded;
     a "summary" counts for its file but covers no lines. Tokens used are the whole context
     (manifest and evidence), as the engine counts them.
+``loom-bare``, ``loom-fast``, ``loom-fused``
+    The same call with that mode forced: what each mode costs and earns beside the default.
 ``bm25``
     Retrieve-top-k files: plain BM25 (k1 1.2, b 0.75, one field: the path and the text) over
     whole files; files with a positive score are loaded whole in score order and loading
