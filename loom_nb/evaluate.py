@@ -44,6 +44,7 @@ no strategy ever goes over the budget.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import logging
@@ -185,7 +186,10 @@ def parse_case(data: Any, base: Path, line: int = 0) -> Case:
     where = data.get("workspace", data.get("session"))
     if not isinstance(where, str) or not where:
         raise ValueError("'workspace' / 'session' must be a folder path")
-    folder = (base / where).resolve()
+    try:
+        folder = (base / where).resolve()
+    except (OSError, RuntimeError) as exc:  # pathlib raises RuntimeError on a symlink loop
+        raise ValueError(f"'workspace' / 'session' {where!r} cannot be resolved ({exc})") from None
     gold_files = _str_list(data["gold_files"], "gold_files") if "gold_files" in data else ()
     gold_nodes = _str_list(data["gold_nodes"], "gold_nodes") if "gold_nodes" in data else ()
     gold_ranges = _ranges(data["gold_ranges"]) if "gold_ranges" in data else {}
@@ -219,9 +223,17 @@ def _history(value: Any) -> tuple[tuple[str, str], ...]:
 def load_cases(path: str | Path) -> tuple[list[Case], list[str]]:
     """Read a JSON Lines cases file: the valid cases, and one message per bad line.
 
-    Blank lines and lines starting with ``#`` are skipped. A malformed line does not stop
-    the others; its message names the file and line number. A repeated ``id`` is an error
-    for the later line.
+    Blank lines and lines starting with ``#`` are skipped. A malformed line (bad JSON,
+    nested too deeply, a number too long, a case with a missing or wrong field) does not
+    stop the others; its message names the file and line number. A repeated ``id`` is an
+    error for the later line. Lines end at ``\\n`` only, as JSON Lines says: a query may hold
+    U+2028 or a form feed.
+
+    Raises
+    ------
+    LoomError
+        If the file cannot be read, or is not UTF-8 (the message names the line and byte).
+        Nothing else escapes, whatever the file holds.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -233,17 +245,25 @@ def load_cases(path: str | Path) -> tuple[list[Case], list[str]]:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise LoomError(f"{path}: cannot read the cases file ({exc.strerror or exc})") from None
+    text = _decode_cases(path, data)
     cases, errors, seen = [], [], set()
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(text.split("\n"), 1):
+        raw = raw.removesuffix("\r")
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
         try:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
             errors.append(f"{path}:{number}: not valid JSON ({exc.msg}, column {exc.colno})")
+            continue
+        except RecursionError:  # "[[[[…": json's decoder recurses once per level
+            errors.append(f"{path}:{number}: not valid JSON (nested too deeply)")
+            continue
+        except ValueError as exc:  # a number of more than 4,300 digits (sys.get_int_max_str_digits)
+            errors.append(f"{path}:{number}: not valid JSON ({str(exc).split(':')[0]})")
             continue
         try:
             case = parse_case(data, path.parent, number)
@@ -256,6 +276,20 @@ def load_cases(path: str | Path) -> tuple[list[Case], list[str]]:
         seen.add(case.id)
         cases.append(case)
     return cases, errors
+
+
+def _decode_cases(path: Path, data: bytes) -> str:
+    """The cases file as text (UTF-8, a BOM dropped); LoomError naming the line if it is not."""
+    data = data.removeprefix(codecs.BOM_UTF8)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise LoomError(
+            f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at byte {column} of the line); "
+            "save the cases file as UTF-8"
+        ) from None
 
 
 # -- what a strategy loaded, and grading it ------------------------------------------------

@@ -16,6 +16,7 @@ import numpy as np
 from .config import SIGNALS, LoomConfig
 from .core.budget import output_reservation, plan_window
 from .core.modes import MODES, Mode, choose_mode, get_mode  # noqa: F401  (modes live in core.modes; re-exported)
+from .core.prompt_safety import escape_evidence
 from .errors import StaleReferenceError
 from .graph import LoomGraph
 from .lexical import terms
@@ -266,8 +267,12 @@ def one_line(text: str) -> str:
 
 
 def _render_block(node_id: str, text: str) -> str:
+    """One evidence block. Every body (whole, summary or chunks) is rendered here, and any
+    of its lines that reads as a block marker, a manifest line or the question is escaped
+    (:func:`~loom_nb.core.prompt_safety.escape_evidence`): a body cannot end its block early
+    or add blocks, manifest lines or a question of its own."""
     marker = one_line(node_id)
-    return f"--- [{marker}] ---\n{text}\n--- end [{marker}] ---"
+    return f"--- [{marker}] ---\n{escape_evidence(text)}\n--- end [{marker}] ---"
 
 
 EVIDENCE_PREAMBLE = (
@@ -516,7 +521,12 @@ def _min_frame_tokens() -> int:
 
 
 def assemble_prompt(system_prompt: str, context: str, query: str) -> list[dict[str, str]]:
-    """Chat messages for the model: the system prompt, then the context and the question."""
+    """Chat messages for the model: the system prompt, then the context and the question.
+
+    The question is sent as the user wrote it, not escaped: it is their own text, and it
+    comes after the whole context, so whatever lines it holds cannot add a manifest line or
+    a block before it. Evidence, which could, is escaped where its blocks are rendered.
+    """
     user = f"{context}\n\nQuestion: {query}" if context else query
     return [{"role": "system", "content": system_prompt}, {"role": "user", "content": user}]
 

@@ -11,7 +11,10 @@ What is left out, in the order it is checked:
    ``.git/info/exclude`` and the caller's ``extra_ignores``; ignored folders are pruned;
 3. symlinks that are broken, leave the workspace, or loop back onto a folder being walked;
 4. files past :attr:`WalkLimits.max_files`, over :attr:`WalkLimits.max_file_bytes`,
-   unreadable, binary, or of an unknown type that does not look like text.
+   unreadable, binary, or of an unknown type that does not look like text;
+5. anything that is not a regular file (a FIFO, socket or device), including an ignore
+   file: it is never opened for reading, since a FIFO blocks a reader until someone writes
+   and ``/dev/zero`` never ends (:func:`open_regular`).
 
 Symlinks whose target is inside the workspace are followed and indexed under the *link's*
 path, so a linked file appears twice (under its own path and the link's): the link is how
@@ -25,6 +28,7 @@ repository) and the user's global ``core.excludesFile`` are not read.
 from __future__ import annotations
 
 import codecs
+import errno
 import logging
 import os
 import re
@@ -33,7 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Iterator, Sequence
+from typing import BinaryIO, Iterator, Sequence
 
 import pathspec
 
@@ -46,11 +50,13 @@ __all__ = [
     "FILENAME_LANGUAGES",
     "LANGUAGES",
     "FileEntry",
+    "NotRegularFileError",
     "Skipped",
     "WalkLimits",
     "WalkResult",
     "detect_language",
     "is_binary",
+    "open_regular",
     "read_text",
     "resolve_inside",
     "walk_workspace",
@@ -217,13 +223,104 @@ def is_binary(head: bytes) -> bool:
     return control / len(head) > BINARY_CONTROL_RATIO
 
 
+class NotRegularFileError(OSError):
+    """A path that is not a regular file (a FIFO, socket, device or folder): never read.
+
+    An ``OSError``, so every caller that already copes with an unreadable file (the walk, the
+    indexer, reading a reference at query time) copes with this one too.
+    """
+
+    def __init__(self, path: str | os.PathLike, kind: str):
+        super().__init__(errno.EINVAL, f"not a regular file ({kind})", os.fspath(path))
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)  # opening a FIFO with no writer returns at once instead of blocking
+    | getattr(os, "O_NOCTTY", 0)  # a terminal device never becomes our controlling terminal
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+)
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not regular is, for a message."""
+    for test, name in ((stat_mod.S_ISFIFO, "a FIFO"), (stat_mod.S_ISSOCK, "a socket"), (stat_mod.S_ISCHR, "a character device"),
+                       (stat_mod.S_ISBLK, "a block device"), (stat_mod.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def open_regular(path: str | os.PathLike, *, stat_first: bool = True) -> BinaryIO:
+    """Open ``path`` for binary reading if it is a regular file (a symlink to one counts).
+
+    A FIFO would block the reader until someone writes to it, a device such as
+    ``/dev/zero`` never ends, and opening some devices has effects of its own: anything that
+    is not a regular file raises :class:`NotRegularFileError` instead. The path is checked
+    with ``stat`` before it is opened, and the descriptor with ``fstat`` after: it is opened
+    with ``O_NONBLOCK``, so a regular file swapped for a FIFO between the two calls is caught
+    without blocking.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file.
+    stat_first : bool
+        ``False`` skips the first ``stat`` when the caller has just made it (the walk has).
+
+    Raises
+    ------
+    NotRegularFileError
+        If ``path`` is a FIFO, socket, device or folder.
+    OSError
+        If it cannot be opened (missing, no permission).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> try:
+    ...     open_regular(folder)
+    ... except NotRegularFileError as exc:
+    ...     print(exc.strerror)
+    not a regular file (a folder)
+    """
+    if stat_first:
+        mode = os.stat(path).st_mode
+        if not stat_mod.S_ISREG(mode):
+            raise NotRegularFileError(path, _kind(mode))
+    return open(path, "rb", opener=_open_regular_fd)
+
+
+def _open_regular_fd(path: str, _flags: int) -> int:
+    """The ``opener`` of :func:`open_regular`: a descriptor, checked to be a regular file."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat_mod.S_ISREG(mode):
+            raise NotRegularFileError(path, _kind(mode))
+        if _OPEN_FLAGS & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)  # O_NONBLOCK was for the open; read the file as any other
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_text(path: Path, max_bytes: int | None = None) -> str:
     """Decode a file whatever its encoding, with ``\\n`` line ends.
 
     UTF-8 (a BOM is dropped), UTF-16 when it starts with a UTF-16 BOM, else cp1252 with
     undecodable bytes replaced: old Windows files are the usual non-UTF-8 text, and a
     mangled character is better than a file left out. Never raises ``UnicodeDecodeError``;
-    ``OSError`` from reading is the caller's to handle.
+    ``OSError`` from reading is the caller's to handle, and that includes
+    :class:`NotRegularFileError`: a FIFO, socket or device is refused, never read
+    (:func:`open_regular`).
 
     Parameters
     ----------
@@ -240,7 +337,7 @@ def read_text(path: Path, max_bytes: int | None = None) -> str:
     >>> read_text(p)
     'café\\nok'
     """
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         data = fh.read() if max_bytes is None else fh.read(max(0, max_bytes))
     truncated = max_bytes is not None and len(data) >= max_bytes
     return _normalise_newlines(_decode(data, truncated))
@@ -359,7 +456,11 @@ def _compile(lines: Sequence[str], source: str) -> pathspec.GitIgnoreSpec | None
 
 
 def _load_layer(file: str, base: str, source: str, max_bytes: int) -> _IgnoreLayer | None:
-    """Read one ignore file; an unreadable one is logged and treated as empty."""
+    """Read one ignore file; an unreadable one is logged and treated as empty.
+
+    One that is not a regular file (a FIFO named ``.gitignore`` blocked the walk forever) is
+    never opened: :func:`read_text` refuses it, and the walk lists it as skipped.
+    """
     try:
         text = read_text(Path(file), max_bytes=max_bytes)
     except OSError as exc:
@@ -420,7 +521,13 @@ class _Walk:
         # root) overrides it, as in git. The caller's patterns are checked last of all.
         self.base_layers: tuple[_IgnoreLayer, ...] = ()
         exclude = os.path.join(real_root, ".git", "info", "exclude")
-        if os.path.isfile(exclude):
+        try:
+            regular = stat_mod.S_ISREG(os.stat(exclude).st_mode)
+        except OSError:  # none (the usual case), or a broken link
+            regular = None
+        if regular is False:  # .git is never walked: nothing else would report it
+            self.skip(".git/info/exclude", "not a regular file")
+        elif regular:  # read_text still refuses a FIFO swapped in since this stat
             layer = _load_layer(exclude, "", ".git/info/exclude", limits.max_file_bytes)
             self.base_layers = (layer,) if layer else ()
         spec = _compile(list(extra_ignores), "extra_ignores") if extra_ignores else None
@@ -552,8 +659,12 @@ class _Walk:
             self.skip(rel, "unknown file type")
             return
         try:
-            with open(entry.path, "rb") as fh:
+            # a file swapped for a FIFO since the stat above is caught here, without blocking
+            with open_regular(entry.path, stat_first=False) as fh:
                 head = fh.read(SNIFF_BYTES)
+        except NotRegularFileError:
+            self.skip(rel, "not a regular file")
+            return
         except OSError as exc:
             self.skip(rel, _unreadable(exc))
             return
