@@ -17,6 +17,7 @@ import argparse
 import json
 import logging
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from .config import CONTENT_TYPES
@@ -57,7 +58,15 @@ def read_text_file(path: Path) -> str:
 def _open(args, create: bool = False):
     from .engine import Loom
 
-    return Loom.open(args.session, embedder=_embedder(args.embedder), create=create)
+    return Loom.open(args.session, embedder=_embedder(args.embedder), create=create, workspace=getattr(args, "workspace", None))
+
+
+def _editing(args, create: bool = False):
+    """Open, change and save under the session's write lock: two commands that write one
+    session at once take turns instead of one dropping the other's change."""
+    from .engine import Loom
+
+    return Loom.editing(args.session, embedder=_embedder(args.embedder), create=create, workspace=getattr(args, "workspace", None))
 
 
 def cmd_add(args) -> int:
@@ -67,18 +76,15 @@ def cmd_add(args) -> int:
         text = args.text
     else:
         text = input_text(sys.stdin.buffer.read(MAX_INPUT_BYTES + 1), "stdin")
-    loom = _open(args, create=True)
-    result = loom.add(text, type=args.type, source=args.source, reason=args.reason or "", split=not args.no_split)
-    loom.save()
+    with _editing(args, create=True) as loom:
+        result = loom.add(text, type=args.type, source=args.source, reason=args.reason or "", split=not args.no_split)
     print(result)
     return 0
 
 
 def cmd_query(args) -> int:
-    loom = _open(args)
-    result = loom.query(args.text, budget=args.budget, model=args.model, window=args.window, mode=args.mode, ask_ollama=args.ask_ollama)
-    if args.save:
-        loom.save()
+    with _editing(args) if args.save else nullcontext(_open(args)) as loom:
+        result = loom.query(args.text, budget=args.budget, model=args.model, window=args.window, mode=args.mode, ask_ollama=args.ask_ollama)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -91,10 +97,9 @@ def cmd_query(args) -> int:
 def cmd_index(args) -> int:
     from .index import WalkLimits
 
-    loom = _open(args, create=True)
     limits = WalkLimits(max_file_bytes=args.max_file_bytes, max_files=args.max_files)
-    report = loom.index(args.path, limits=limits, extra_ignores=args.ignore or ())
-    loom.save()
+    with _editing(args, create=True) as loom:
+        report = loom.index(args.path, limits=limits, extra_ignores=args.ignore or ())
     print(report)
     return 0
 
@@ -264,9 +269,16 @@ def _chat_command(session, line: str) -> bool:
 def cmd_chat(args) -> int:
     from .session import Session
 
-    session = Session.open(args.session, model=args.model, embedder=_embedder(args.embedder), host=args.host,
+    session = Session.open(args.session, model=args.model, embedder=_embedder(args.embedder), host=args.host, workspace=args.workspace,
                            window=args.window, max_callbacks=args.max_callbacks,
                            tools=False if args.no_tools else "auto")
+    streamed = False
+
+    def echo(piece: str) -> None:
+        nonlocal streamed
+        streamed = True
+        print(piece, end="", flush=True)
+
     try:
         window = session.connect()  # a missing server or model fails here, before any input
         interactive = sys.stdin.isatty()
@@ -279,13 +291,16 @@ def cmd_chat(args) -> int:
                 except LoomError as exc:  # a mistyped command never ends the chat
                     print(f"loom-nb: {message.split()[0]}: {exc}", file=sys.stderr)
                 continue
+            streamed = False
             try:
-                turn = session.send(message, echo=True)
+                turn = session.send(message, on_token=echo)
             except (LoomError, KeyboardInterrupt) as exc:
+                if streamed:  # end the half-streamed answer's line before the one-line error
+                    print(flush=True)
                 if not interactive:
                     raise  # piped input stops at the first failed turn (main prints it)
                 what = "interrupted: that turn was dropped" if isinstance(exc, KeyboardInterrupt) else f"error: {exc}"
-                print(f"\nloom-nb: {what}", file=sys.stderr)
+                print(f"loom-nb: {what}", file=sys.stderr)
                 continue
             print(flush=True)
             actual = "?" if turn.actual_prompt is None else f"{turn.actual_prompt:,}"
@@ -293,6 +308,9 @@ def cmd_chat(args) -> int:
                   f"{turn.history_messages} history messages; prompt ~{turn.estimated_prompt:,} estimated, "
                   f"{actual} reported; {turn.output_tokens:,} output tokens; "
                   f"{len(turn.callbacks)} callbacks]", file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C while waiting on the server: one line, not a traceback
+        print("loom-nb: interrupted: the turn in progress was dropped", file=sys.stderr)
+        return 130
     finally:
         if session.changed_since_open:  # a chat that never got going leaves the folder as it was
             session.save()
@@ -309,6 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help)
         p.add_argument("session", help="session folder (created if missing)" if creates else "session folder")
         p.add_argument("--embedder", help="minilm, hashing or ollama:MODEL (default: the session's own; minilm for a new one)")
+        p.add_argument("--workspace", help="confirm the workspace root the session names, if it was indexed on another "
+                                           "machine or account (its files are not read until confirmed)")
         return p
 
     p = session_parser("add", "add text to a session", creates=True)

@@ -220,6 +220,22 @@ class LoomConfig:
     split_threshold_tokens: int = 120
     """Inputs under this size are never split (§7.2: short inputs pass through)."""
 
+    # -- Ollama calls (loom_nb.ollama; issue 13) ------------------------------------------
+    ollama_connect_timeout: float = 10.0
+    """Seconds to open a connection to the Ollama server. A local server accepts in
+    milliseconds and one on the LAN in well under a second; 10 s still allows a slow VPN
+    and fails fast when the host is wrong or a firewall drops the packets."""
+    ollama_first_token_timeout: float = 300.0
+    """Seconds from a request to the first chunk of its answer (a call that does not stream:
+    to the whole answer). It covers loading the model cold and evaluating the prompt: 300 s
+    is Ollama's own ``OLLAMA_LOAD_TIMEOUT`` default (5 min), and an 8k-token window evaluated
+    on a CPU at 30 tokens/s takes about 270 s."""
+    ollama_idle_timeout: float = 120.0
+    """Seconds between two chunks of a streamed answer. A model that is generating sends
+    several chunks a second on a GPU and about one a second on a slow CPU, and Ollama may
+    hold back a tool call's text until it is whole; two minutes of silence is a stalled
+    server (the issue's turn hung past 60 s with nothing to show for it)."""
+
     def __post_init__(self) -> None:
         if not 0.0 <= self.concept_threshold <= 1.0:
             raise ValueError(f"concept_threshold must be in [0, 1], got {self.concept_threshold}")
@@ -240,6 +256,10 @@ class LoomConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value <= 0):
                 raise ValueError(f"{name} must be None or a positive integer, got {value!r}")
+        for name in ("ollama_connect_timeout", "ollama_first_token_timeout", "ollama_idle_timeout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+                raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r}")
 
     def with_(self, **changes: Any) -> "LoomConfig":
         """A copy with some fields changed; ``weights`` may be given as a dict."""

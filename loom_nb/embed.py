@@ -20,7 +20,10 @@ from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .errors import LoomError, ModelNotFoundError, OllamaUnavailableError
+from .errors import LoomError
+# the one Ollama client factory and its errors live in loom_nb.ollama; importable from here
+# too, where they were first defined
+from .ollama import explain_ollama_error, ollama_client  # noqa: F401
 
 log = logging.getLogger(__name__)
 
@@ -182,30 +185,6 @@ class HashingEmbedder:
         return f"HashingEmbedder(dim={self.dim})"
 
 
-def ollama_client(host: str | None = None):
-    """An ``ollama.Client`` for ``host`` (default: ``OLLAMA_HOST``, then localhost:11434)."""
-    try:
-        import ollama
-    except ImportError as exc:  # pragma: no cover
-        raise LoomError("the Ollama integration needs the 'ollama' package: pip install ollama") from exc
-    return ollama.Client(host=host or os.environ.get("OLLAMA_HOST") or None)
-
-
-def explain_ollama_error(exc: BaseException, model: str, host: str | None) -> LoomError:
-    """Turn an ``ollama`` client error into one that says what to do."""
-    where = host or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
-    status = getattr(exc, "status_code", None)
-    text = str(exc)
-    if status == 404 or "not found" in text.lower():
-        return ModelNotFoundError(f"Ollama at {where} does not have model {model!r}: run `ollama pull {model}`")
-    if isinstance(exc, (ConnectionError, OSError)) or "connect" in text.lower():
-        return OllamaUnavailableError(
-            f"no Ollama server answered at {where}: start it with `ollama serve` (or the desktop "
-            "app), or set OLLAMA_HOST to where it runs"
-        )
-    return LoomError(f"Ollama at {where} failed for model {model!r}: {text}")
-
-
 class OllamaEmbedder:
     """Embeddings from a local Ollama server (``/api/embed``).
 
@@ -218,13 +197,18 @@ class OllamaEmbedder:
         Server address; defaults to ``OLLAMA_HOST``, then ``http://127.0.0.1:11434``.
     dim : int, optional
         Known dimension; otherwise probed with one call on first use.
+    timeouts : loom_nb.ollama.Timeouts, optional
+        Connect and answer limits (default: :class:`~loom_nb.config.LoomConfig`'s), so a
+        stalled server fails an embedding instead of hanging it.
     """
 
     KNOWN_DIMS = {"nomic-embed-text": 768, "all-minilm": 384, "mxbai-embed-large": 1024}
 
-    def __init__(self, model: str = "nomic-embed-text", host: str | None = None, dim: int | None = None, client=None):
+    def __init__(self, model: str = "nomic-embed-text", host: str | None = None, dim: int | None = None, client=None,
+                 timeouts=None):
         self.model = model
         self.host = host
+        self.timeouts = timeouts
         self.model_id = f"ollama:{model}"
         self._client = client
         self._dim = dim or self.KNOWN_DIMS.get(model.split(":")[0])
@@ -232,7 +216,7 @@ class OllamaEmbedder:
     @property
     def client(self):
         if self._client is None:
-            self._client = ollama_client(self.host)
+            self._client = ollama_client(self.host, self.timeouts)
         return self._client
 
     @property
@@ -248,7 +232,7 @@ class OllamaEmbedder:
         try:
             response = self.client.embed(model=self.model, input=texts)
         except Exception as exc:
-            raise explain_ollama_error(exc, self.model, self.host) from exc
+            raise explain_ollama_error(exc, self.model, self.host, timeouts=self.timeouts) from exc
         vectors = normalise(np.asarray(response["embeddings"], dtype=np.float32))
         self._dim = vectors.shape[1]
         return vectors

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 
@@ -32,7 +33,9 @@ from .pack import (
     pack,
 )
 from .rank import Ranking, rank
-from .store import GRAPH_FILE, load_cache, load_graph, read_document, save_graph
+from .core.folder_lock import session_lock
+from .core.trust import confirm, is_confirmed
+from .store import GRAPH_FILE, data_files, load_cache, load_graph, orphaned_data_error, read_document, save_graph
 from .tokens import ContextWindow, context_window
 
 if TYPE_CHECKING:
@@ -183,6 +186,10 @@ class QueryResult:
         return mimebundle(self)
 
 
+MAX_ADD_CHARS = 1_000_000
+"""The longest text one :meth:`Loom.add` takes. A node is meant to be loaded whole or in a
+few chunks; a 5 MB paste made one node no budget could ever hold."""
+
 MAX_TOKENS_ARGUMENT = 10_000_000
 """The largest budget or window :meth:`Loom.query` takes: well past any model's window."""
 
@@ -222,7 +229,7 @@ class Loom:
         inner = embedder_named(embedder) if embedder is not None else default_embedder()
         self.embedder = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
         self.folder = Path(folder) if folder is not None else None
-        self.graph = graph or LoomGraph(config=config, embedding_model=self.embedder.model_id, namer=namer)
+        self.graph = graph if graph is not None else LoomGraph(config=config, embedding_model=self.embedder.model_id, namer=namer)
         if config is not None:
             self.graph.config = config
         if namer is not None:
@@ -246,17 +253,29 @@ class Loom:
         config: LoomConfig | None = None,
         namer: Namer | None = None,
         create: bool = True,
+        workspace: str | Path | None = None,
     ) -> "Loom":
         """Open the session in ``folder``, or start a new one there if it has none.
 
         Without ``embedder``, the one that made the stored vectors is used (by model id:
         MiniLM, hashing or an Ollama model); a new session gets the default, MiniLM. A
         given embedder must match the stored vectors.
+
+        ``workspace`` confirms the root the session's file references are read from. A
+        root inside the session folder, or one indexed or confirmed on this machine
+        before, needs no confirmation; any other root named by graph.json is not read
+        (its references are left out, with the reason), since a session folder from
+        elsewhere could name any folder.
         """
         folder = Path(folder)
         if not (folder / GRAPH_FILE).exists():
             if folder.exists() and not folder.is_dir():
                 raise LoomError(f"{folder} is a file, not a session folder")
+            if (folder / GRAPH_FILE).is_symlink():
+                read_document(folder)  # raises: a dangling link is not an empty folder
+            found = data_files(folder) if folder.is_dir() else []
+            if found:
+                raise orphaned_data_error(folder, found)
             if not create:
                 raise LoomError(f"{folder}: no session here (no {GRAPH_FILE}); start one by adding text or indexing a folder")
             return cls(folder, embedder=embedder, config=config, namer=namer)
@@ -268,9 +287,20 @@ class Loom:
         if saved is not None:
             cached.preload(*saved)
         loom = cls(folder, embedder=cached, config=config, namer=namer, graph=graph)
-        workspace = graph.metadata.get("workspace", {}).get("root")
-        if workspace:
-            graph.workspace = folder / workspace  # a relative root (a copied sample) is the session's own
+        root = (graph.metadata.get("workspace") or {}).get("root")
+        if root:
+            named = folder / root  # a relative root (a copied sample) is the session's own
+            if workspace is not None:
+                if Path(workspace).resolve() != named.resolve():
+                    raise LoomError(f"{folder} indexes {named}, not {workspace}: open another session folder for {workspace}")
+                confirm(folder, named)
+                graph.workspace = named
+            elif is_confirmed(folder, named):
+                graph.workspace = named
+            else:
+                graph.unconfirmed_root = named
+                log.warning("%s names %s as its workspace, never confirmed on this machine: its file references are "
+                            "left out until you pass workspace=%r", folder, named, str(named))
         loom._saved_scores = doc.get("scores", {})
         return loom
 
@@ -290,8 +320,27 @@ class Loom:
         if self.folder is None:
             raise LoomError("this session has no folder yet: call save(folder)")
         path = save_graph(self.graph, self.folder, cache_items=list(self.embedder.items()), scores=self.last_scores)
+        if self.graph.workspace is not None:  # set only by index() or a confirmed open
+            confirm(self.folder, self.graph.workspace)
         log.info("saved %s", path)
         return path
+
+    @classmethod
+    @contextmanager
+    def editing(cls, folder: str | Path, *, lock_timeout: float | None = None, **options) -> Iterator["Loom"]:
+        """Open, change and save the session in ``folder`` while holding its write lock.
+
+        Two processes that each open, add and save would otherwise race: the second
+        save is refused (:class:`~loom_nb.errors.SessionConflictError`) rather than drop
+        the first one's nodes, but its work is lost. Inside this block other writers
+        wait for their turn (up to ``lock_timeout`` seconds, then
+        :class:`~loom_nb.errors.SessionLockedError`). The session is saved when the
+        block ends without an exception, and left untouched when it raises.
+        """
+        with session_lock(folder, lock_timeout):
+            loom = cls.open(folder, **options)
+            yield loom
+            loom.save()
 
     # -- adding --------------------------------------------------------------------------
     def classify(self, text: str) -> Classification:
@@ -316,9 +365,14 @@ class Loom:
         inputs under ``config.split_threshold_tokens`` are never split.
         """
         if not isinstance(text, str):
-            raise TypeError(f"text must be str, got {type(text).__name__}")
+            raise TypeError(f"text must be str, got {text.__class__.__name__}")
         if not text.strip():
             raise LoomError("cannot add empty text")
+        if len(text) > MAX_ADD_CHARS:
+            raise LoomError(
+                f"text of {len(text):,} characters is over the {MAX_ADD_CHARS:,} one add takes (about 250k tokens, more "
+                "than any model's window): save it as a file and index() its folder, which splits it into units"
+            )
         text = clean_text(text)
         classification = classify(text, self.graph.config)
         pieces = [text]
@@ -433,6 +487,8 @@ class Loom:
             A model name, to look its window up (table; Ollama via :meth:`ask_ollama`).
         window : int, optional
             The window in tokens, overriding the model's; default ``config.default_window``.
+            A question the window cannot hold beside the system prompt and the answer's
+            reservation is sent clipped to its start and end, with a logged warning.
         mode : "bare" | "fast" | "fused" | "auto" | Mode, optional
             Retrieval preset (:mod:`loom_nb.core.modes`); by default ``auto``, which picks
             one from the message's complexity by ``config.bare_below`` / ``fast_below``
@@ -458,6 +514,7 @@ class Loom:
                 raise LoomError(f"{name} must be {'0' if name == 'budget' else '1'}-{MAX_TOKENS_ARGUMENT:,} tokens, got {value}")
         started = time.perf_counter()
         config = self.graph.config
+        prompt_text = text  # the question as the prompt carries it (clipped when it overflows the window)
         classification = classify(text, config)  # the message alone, not the history
         chosen = get_mode(mode, classification.complexity, config)
         base = config.weights
@@ -488,9 +545,28 @@ class Loom:
                 int(window), system_prompt=config.system_prompt, query=text,
                 complexity=classification.complexity, config=config, mode=chosen,
             )
+            if plan.window_zones is None:  # the question alone overflows the window: clip it, and say so
+                from .core.prompt_safety import CLIPPED_MESSAGE_SHARE, clip_message
+                from .pack import MESSAGE_OVERHEAD
+                from .tokens import count_tokens
+
+                room = int(window) - plan.system_prompt - plan.output_reserved
+                limit = int(room * CLIPPED_MESSAGE_SHARE) - count_tokens("\n\nQuestion: ") - MESSAGE_OVERHEAD
+                if limit > 0:
+                    prompt_text = clip_message(text, limit)
+                    log.warning("the question is %s tokens, more than a %s-token window holds beside the system prompt "
+                                "and the answer's reservation: sent clipped to %s tokens (its start and its end)",
+                                f"{count_tokens(text):,}", f"{int(window):,}", f"{count_tokens(prompt_text):,}")
+                    plan = compute_budget(
+                        int(window), system_prompt=config.system_prompt, query=prompt_text,
+                        complexity=classification.complexity, config=config, mode=chosen,
+                    )
+                else:
+                    log.warning("a %s-token window holds nothing beyond the system prompt and the answer's "
+                                "reservation: use a model with a larger window", f"{int(window):,}")
         packed = pack(self.graph, ranking, plan, mode=chosen, query_vector=query_vector, callback_available=callback,
                       config=config, excluded={row: exclude_reason for row in excluded_rows})
-        messages = assemble_prompt(config.system_prompt, packed.context, text)
+        messages = assemble_prompt(config.system_prompt, packed.context, prompt_text)
         if record:
             self.graph.advance_turn()
             self.graph.mark_accessed([b.node_id for b in packed.blocks])

@@ -44,3 +44,42 @@ class UnknownNodeError(LoomError, KeyError):
 
     def __str__(self) -> str:  # KeyError would print the repr of its argument
         return str(self.args[0]) if self.args else "unknown node"
+
+
+class SessionLockedError(LoomError):
+    """Another process is writing the session folder and did not finish in time."""
+
+
+class SessionConflictError(LoomError):
+    """The session folder was saved by someone else since this session was opened.
+
+    Saving would silently drop their changes, so nothing is written: reopen the session,
+    redo the change, and save again.
+    """
+
+
+class WorkspaceNotConfirmedError(StaleReferenceError):
+    """A session names a workspace root that was never confirmed on this machine.
+
+    A session folder from elsewhere could name any folder (``/``) as its workspace and
+    read any file into a prompt. Its references are left out until the user confirms the
+    root: ``Loom.open(folder, workspace=root)`` or ``loom-nb … --workspace root``.
+    """
+
+
+class OllamaTimeoutError(OllamaUnavailableError):
+    """An Ollama call ran past one of its timeouts (connect, first token, between tokens).
+
+    ``setting`` names the :class:`~loom_nb.config.LoomConfig` field to raise and ``seconds``
+    its value, so the message can say exactly which limit was hit.
+    """
+
+    def __init__(self, message: str, *, setting: str, seconds: float):
+        self.setting = setting
+        self.seconds = seconds
+        super().__init__(message)
+
+
+class OllamaStreamError(LoomError):
+    """Ollama answered, but the answer broke: closed mid-stream, a malformed chunk, or a
+    stream that ended without ``done``. Such an answer is incomplete and is never stored."""

@@ -49,6 +49,22 @@ def clean_text(text: str) -> str:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+def clean_value(value: Any) -> Any:
+    """``value`` with every string in it passed through :func:`clean_text` (for titles,
+    provenance and metadata: one lone surrogate there made every later save fail)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(str(k)): clean_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(clean_value(v) for v in value)
+    return value
+
+
+NODE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+"""What a node id may look like: ids name files in the session folder (``content/<id>…``)."""
+
+
 @dataclass
 class Provenance:
     """What created a node and why (seed 000 §4.2)."""
@@ -181,34 +197,60 @@ def extractive_name(text: str, max_terms: int = 3, max_description: int = 160) -
 
 
 class OllamaNamer:
-    """Concept names written by a local model; any failure falls back to extractive naming."""
+    """Concept names written by a local model; any failure falls back to extractive naming.
 
-    def __init__(self, model: str, host: str | None = None, client=None):
+    After the server fails to connect or to answer in time, it is not asked again: one
+    stalled server would otherwise cost a full timeout for every concept of an indexing run.
+    """
+
+    def __init__(self, model: str, host: str | None = None, client=None, timeouts=None):
         self.model = model
         self.host = host
+        self.timeouts = timeouts
         self._client = client
+        self._given_up: str | None = None
 
     def __repr__(self) -> str:
         return f"OllamaNamer({self.model!r})"
 
+    @property
+    def client(self):
+        """The Ollama client, made once (with loom-nb's timeouts) on first use."""
+        if self._client is None:
+            from .ollama import ollama_client
+
+            self._client = ollama_client(self.host, self.timeouts)
+        return self._client
+
     def __call__(self, text: str) -> tuple[str, str]:
         import json
 
-        from .embed import ollama_client
+        from .errors import OllamaUnavailableError
+        from .ollama import explain_ollama_error
 
+        if self._given_up is not None:
+            return extractive_name(text)
         prompt = (
             "Give a topic name (2-4 words) and a one-sentence description for this text. "
             'Answer as JSON {"name": ..., "description": ...}.\n\n' + text[:2000]
         )
         try:
-            client = self._client or ollama_client(self.host)
-            answer = client.generate(model=self.model, prompt=prompt, format="json", options={"temperature": 0})
+            answer = self.client.generate(model=self.model, prompt=prompt, format="json", options={"temperature": 0})
+        except Exception as exc:  # naming must never block indexing
+            error = explain_ollama_error(exc, self.model, self.host, timeouts=self.timeouts)
+            if isinstance(error, OllamaUnavailableError):  # no server, or a stalled one: stop asking
+                self._given_up = str(error)
+                log.warning("Ollama naming is off for this run, names are extractive: %s", error)
+            else:
+                log.info("Ollama naming failed (%s); using extractive naming", error)
+            return extractive_name(text)
+        try:
             data = json.loads(answer["response"])
             name, description = str(data["name"]).strip(), str(data["description"]).strip()
             if name and description:
                 return name[:80], description[:300]
-        except Exception as exc:  # naming must never block indexing
-            log.info("Ollama naming failed (%s); using extractive naming", exc)
+        except (ValueError, KeyError, TypeError) as exc:  # the model did not answer in the JSON asked for
+            log.info("Ollama naming gave no usable JSON (%s); using extractive naming", exc)
         return extractive_name(text)
 
 
@@ -402,7 +444,13 @@ class LoomGraph:
         self.turn = 0
         self.metadata: dict[str, Any] = {}
         self.workspace: Path | None = None
-        """Root for lazy file references; set by the session that owns the graph."""
+        """Root for lazy file references; set by the session that owns the graph, and only
+        to a root the user confirmed (see :mod:`loom_nb.core.trust`)."""
+        self.unconfirmed_root: Path | None = None
+        """A root graph.json names but the user has not confirmed: references stay unread."""
+        self.saved_as: tuple[str, int] | None = None
+        """(session folder, generation) this graph was last loaded from or saved to: a save
+        elsewhere in between is a conflict, not something to overwrite."""
         self._texts: dict[str, str] = {}
         self._text_loader: Callable[[str], str] | None = None
         self._next = {"concept": 1, "content": 1}
@@ -507,19 +555,33 @@ class LoomGraph:
         from .errors import StaleReferenceError
         from .index.walk import read_text, resolve_inside
 
+        from .errors import WorkspaceNotConfirmedError
+
         ref = node.reference
+        if self.workspace is None and self.unconfirmed_root is not None:
+            raise WorkspaceNotConfirmedError(
+                f"{node.id}: the session names {self.unconfirmed_root} as its workspace, which was never confirmed on this "
+                f"machine; confirm it with Loom.open(folder, workspace={str(self.unconfirmed_root)!r}) or by indexing it again"
+            )
         if self.workspace is None:
             raise LoomError(f"{node.id} refers to {ref.file} but the graph has no workspace folder")
-        path = resolve_inside(self.workspace, ref.file)
+        if not ref.sha256:  # without a hash nothing could tell a changed file from the indexed one
+            raise StaleReferenceError(f"{node.id}: {ref.file} has no sha256 to check it against; re-index the workspace")
+        try:
+            path = resolve_inside(self.workspace, ref.file)
+        except LoomError as exc:  # e.g. a file swapped for a symlink that leaves the workspace
+            raise StaleReferenceError(f"{node.id}: {exc}") from None
         try:
             lines = read_text(path).split("\n")
         except FileNotFoundError:
             raise StaleReferenceError(f"{node.id}: {ref.file} no longer exists; re-index the workspace") from None
         except OSError as exc:  # unreadable now: say so rather than fail the whole query
             raise StaleReferenceError(f"{node.id}: {ref.file} cannot be read ({exc.strerror or exc})") from None
+        except LoomError as exc:  # no longer a readable text file (binary, special, too large)
+            raise StaleReferenceError(f"{node.id}: {exc}") from None
         start, end = ref.lines
         text = "\n".join(lines[start - 1 : end])
-        if ref.sha256 and sha256_text(text) != ref.sha256:
+        if sha256_text(text) != ref.sha256:
             raise StaleReferenceError(f"{node.id}: {ref.file} lines {start}-{end} changed since indexing (stale); re-index the workspace")
         return text
 
@@ -588,22 +650,26 @@ class LoomGraph:
             type = "summary"
         if node_id is not None and node_id in graph:
             raise LoomError(f"a node with id {node_id!r} already exists")
+        if node_id is not None and not NODE_ID.match(node_id):
+            raise LoomError(f"node id {node_id!r} is not a plain name (a letter, then letters, digits, _ or -; at most 64)")
+        provenance = provenance or Provenance()
         node = ContentNode(
             id=node_id or self._new_id("content"),
             type=type,
             tokens=count_tokens(text) if tokens is None else int(tokens),
-            title=title or _title(text),
+            title=clean_text(title or _title(text)),
             sha256=sha256_text(text),
-            provenance=provenance or Provenance(),
+            provenance=Provenance(*(clean_text(str(v)) for v in (provenance.source, provenance.reason, provenance.direction))),
             last_access_turn=self.turn,
-            reference=reference,
+            reference=clean_value(reference) if reference is None else Reference(
+                clean_text(reference.file), tuple(reference.lines), clean_text(reference.signature), reference.sha256),
             summary_of=summary_of,
             chunks=list(chunks or []),
-            meta=dict(meta or {}),
+            meta=clean_value(dict(meta or {})),
         )
         graph.add_node(node.id, kind="content", data=node)
         row = self.content_vectors.add(node.id, vector, (node.tokens, node.last_access_turn, _TYPE_CODE[node.type]))
-        self._paths.append(reference.file if reference is not None else (meta or {}).get("path"))
+        self._paths.append(node.reference.file if node.reference is not None else node.meta.get("path"))
         self.lexical.add(row, fields if fields is not None else {"content": text})
         if reference is None:
             self._texts[node.id] = text

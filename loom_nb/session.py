@@ -23,6 +23,12 @@ One turn of :meth:`Session.send`:
 
 Every call's estimated prompt tokens are kept next to what Ollama reports
 (``prompt_eval_count``, ``eval_count``): :meth:`Session.accounting`.
+
+A turn is a transaction (issue 13): every Ollama call has its timeouts
+(:mod:`loom_nb.ollama`), and a turn that fails for any reason, a stalled or broken
+server or an exception in ``on_token``, changes nothing in memory or on disk
+(:class:`~loom_nb.chat.transaction.GraphCheckpoint`). A follow-up after a callback stays
+within the window like the first call.
 """
 
 from __future__ import annotations
@@ -38,13 +44,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .chat.planner import Message, plan_turn, window_history
+from .chat.planner import Message, message_tokens, plan_turn, window_history
+from .chat.transaction import GraphCheckpoint
 from .classify import classify
 from .core.budget import Zones
+from .core.prompt_safety import escape_evidence, escape_path
 from .core.query import Query
 from .decisions import DecisionGraph
-from .engine import Loom, QueryResult
-from .errors import LoomError, SessionFormatError
+from .engine import MAX_ADD_CHARS, Loom, QueryResult
+from .errors import LoomError, OllamaUnavailableError, SessionFormatError
+from .ollama import Timeouts, WatchedStream, explain_ollama_error, ollama_client, watched_call
 from .pack import MESSAGE_OVERHEAD, one_line
 from .store import atomic_write_text
 from .tokens import ContextWindow, count_tokens, parse_show, truncate_to_tokens
@@ -81,6 +90,13 @@ MARKER_INSTRUCTIONS = (
     "[[load: ID]] (for example [[load: n12]]) and it will be given to you."
 )
 MARKER = re.compile(r"\[\[load:\s*([A-Za-z0-9_.:-]+)\s*\]\]")
+
+FOLLOW_UP_TEXT_MAX = 200
+"""Tokens of words a follow-up after a callback repeats: the question (restated after the
+served nodes when the model asked by marker) and what the model wrote before it asked. A
+longer question is named ("the question above": it is in the first message already), a
+longer preamble is cut to the ask itself; repeating them whole took 9 of 191 calls past
+``num_ctx`` (issue 13)."""
 
 
 ZONE_COLOURS = ("#4c78a8", "#9d755d", "#b279a2", "#bab0ac", "#e45756", "#72b7b2", "#f58518", "#54a24b", "#eeca3b", "#dddddd")
@@ -216,6 +232,10 @@ class Session:
         join the block when fewer than that fell out.
     background : bool
         Index answers on a background thread (the default); ``False`` does it inline.
+    timeouts : loom_nb.ollama.Timeouts, optional
+        Limits of every Ollama call; by default the ``ollama_*_timeout`` fields of the
+        graph's :class:`~loom_nb.config.LoomConfig`. A ``client`` you pass keeps its own
+        httpx timeouts, but its streams and ``/api/show`` are still held to these.
     """
 
     def __init__(
@@ -233,6 +253,7 @@ class Session:
         summarize: str = "model",
         summary_block: int = 4,
         background: bool = True,
+        timeouts: Timeouts | None = None,
     ):
         if not model:
             raise LoomError("a chat session needs a model name, e.g. model='llama3.2'")
@@ -263,13 +284,16 @@ class Session:
         self._opened: tuple = self._state_key()
         self.last_error: BaseException | None = None
         """The post-processing indexer's last failure, if any (the chat goes on without it)."""
+        self._timeouts = timeouts
+        self._closed = False
 
     # -- opening and saving ------------------------------------------------------------------
     @classmethod
-    def open(cls, folder: str | Path, *, model: str | None = None, embedder=None, **options) -> "Session":
+    def open(cls, folder: str | Path, *, model: str | None = None, embedder=None, workspace=None, **options) -> "Session":
         """Open (or start) the chat stored in ``folder``; it resumes where it stopped.
 
-        ``model`` defaults to the one the stored chat used.
+        ``model`` defaults to the one the stored chat used; ``workspace`` confirms the
+        session's workspace root, as in :meth:`Loom.open`.
         """
         folder = Path(folder)
         state = _read_chat(folder)  # a broken chat.json fails before anything else is read
@@ -277,7 +301,7 @@ class Session:
         model = model or (state or {}).get("model")
         if not model:
             raise LoomError(f"{folder}: no chat stored here yet; give a model (--model llama3.2, or model='llama3.2')")
-        loom = Loom.open(folder, embedder=embedder)
+        loom = Loom.open(folder, embedder=embedder, workspace=workspace)
         session = cls(loom, model=model, **options)
         session.decisions = decisions
         if state:
@@ -333,17 +357,26 @@ class Session:
                 log.warning("indexing the last answer failed: %s", exc)
 
     def close(self) -> None:
+        """Wait for the indexer and stop it; a closed session refuses to send (at once)."""
+        self._closed = True
         self.wait()
         if self._executor is not None:
             self._executor.shutdown(wait=True)
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     # -- the server --------------------------------------------------------------------------
+    @property
+    def timeouts(self) -> Timeouts:
+        """The limits of this session's Ollama calls (see the ``timeouts`` parameter)."""
+        return self._timeouts or Timeouts.from_config(self.loom.graph.config)
+
     @property
     def client(self):
         if self._client is None:
-            from .embed import ollama_client
-
-            self._client = ollama_client(self.host)
+            self._client = ollama_client(self.host, self.timeouts)
         return self._client
 
     def connect(self) -> ContextWindow:
@@ -353,12 +386,8 @@ class Session:
         ``ollama serve``) or :class:`~loom_nb.errors.ModelNotFoundError` (``ollama pull``).
         """
         if self._window is None:
-            from .embed import explain_ollama_error
-
-            try:
-                show = self.client.show(self.model)
-            except Exception as exc:
-                raise explain_ollama_error(exc, self.model, self.host) from exc
+            show = watched_call(lambda: self.client.show(self.model), self.timeouts, model=self.model,
+                                host=self.host, what="/api/show")
             window = parse_show(self.model, show)
             if self.window_override:
                 window = ContextWindow(self.model, int(self.window_override), window.max_context, "given")
@@ -378,8 +407,12 @@ class Session:
     def send(self, text: str, *, on_token: Callable[[str], None] | None = None, echo: bool = False) -> Turn:
         """Send one user message; stream the answer (``on_token`` per piece, or ``echo`` it).
 
-        Returns the :class:`Turn`, with the zones, what was loaded and the accounting.
+        Returns the :class:`Turn`, with the zones, what was loaded and the accounting. A turn
+        that fails (an Ollama error, a timeout, an exception raised by ``on_token``, Ctrl-C)
+        raises and leaves the session, its graph and its folder as they were.
         """
+        if self._closed:
+            raise LoomError("this session is closed: open it again with Session.open(folder) to go on")
         if not isinstance(text, str) or not text.strip():
             raise LoomError("the message is empty")
         if echo and on_token is None:
@@ -388,14 +421,17 @@ class Session:
         window = self.connect()  # fails before anything is changed when no server answers
         started = time.perf_counter()
         number = len(self.turns) + 1
-        self.decisions.turn = number
-        added = self.loom.add(text, type="input", source="user", meta={"turn": number})
-        input_ids = added.ids
+        checkpoint = GraphCheckpoint.take(self.loom)
+        before = (self.decisions.turn, len(self.summaries), self._summarised)
         try:
-            turn, messages, tools = self._plan(text, number, window.num_ctx, input_ids)
-            self._converse(turn, messages, tools, on_token)
-        except BaseException:
-            self.loom.graph.remove_many(input_ids)  # the failed turn leaves no trace
+            self.decisions.turn = number
+            input_ids = self.loom.add(text, type="input", source="user", meta={"turn": number}).ids
+            turn, messages, tools, question = self._plan(text, number, window.num_ctx, input_ids)
+            self._converse(turn, messages, tools, question, on_token)
+        except BaseException:  # the failed turn leaves no trace: nodes, clock, marks, summaries
+            checkpoint.rollback()
+            self.decisions.turn, summaries, self._summarised = before
+            del self.summaries[summaries:]
             raise
         turn.seconds = time.perf_counter() - started
         self.turns.append(turn)
@@ -408,8 +444,12 @@ class Session:
             self._index_answer(turn, answer)
         return turn
 
-    def _plan(self, text: str, number: int, window: int, input_ids: list[str]) -> tuple[Turn, list[dict[str, Any]], list | None]:
-        """Plan the turn with :func:`loom_nb.chat.planner.plan_turn`, as ``loom-nb eval`` does."""
+    def _plan(self, text: str, number: int, window: int,
+              input_ids: list[str]) -> tuple[Turn, list[dict[str, Any]], list | None, str]:
+        """Plan the turn with :func:`loom_nb.chat.planner.plan_turn`, as ``loom-nb eval`` does.
+
+        Returns the turn, the first call's messages, the tools offered and the message as
+        sent (clipped, with a warning, when it did not fit the window)."""
         z = self.zones
         tools = [LOAD_CONTEXT_TOOL] if self.uses_tools else None
         callbacks_on = self.max_callbacks > 0
@@ -429,7 +469,7 @@ class Session:
         turn = Turn(number, text, window, plan.zones, loaded=list(plan.result.loaded), offered=plan.offered,
                     input_nodes=list(input_ids), history_messages=len(plan.history), result=plan.result,
                     messages=plan.messages, summary_node=self.summaries[-1]["node_id"] if plan.summary_ids else None)
-        return turn, plan.messages, tools
+        return turn, plan.messages, tools, plan.message or text
 
     def _history(self, cap: int, window: int) -> tuple[list[Message], str, list[str]]:
         """Newest-first messages within ``cap``; summarise what falls out; the summary text."""
@@ -475,92 +515,133 @@ class Session:
 
     def _model_summary(self, dropped: list[Message], window: int) -> str | None:
         transcript = "\n".join(f"{m.role}: {m.content}" for m in dropped)
-        limit = max(window // 2, 256)
-        if count_tokens(transcript) > limit:  # keep the request inside the window
-            transcript = transcript[: limit * 3]
+        # keep the request inside the window, whatever the text's characters per token
+        transcript = truncate_to_tokens(transcript, max(window // 2, 256))
         prompt = ("Summarise this earlier part of a conversation in at most 120 words. Keep decisions, "
                   "file and function names, numbers and open questions.\n\n" + transcript)
+        messages = [{"role": "user", "content": prompt}]
         try:
-            reply = self.client.chat(self.model, [{"role": "user", "content": prompt}], stream=False,
-                                     options={"num_ctx": window})
-            return (reply.message.content or "").strip() or None
+            stream = WatchedStream(lambda: self.client.chat(self.model, messages, stream=True, options={"num_ctx": window}),
+                                   self.timeouts, model=self.model, host=self.host, what="a summary")
+            with stream:
+                text = "".join(part.message.content or "" for part in stream)
+            return text.strip() or None
+        except OllamaUnavailableError:
+            raise  # no server, or a stalled one: fail the turn now instead of waiting on it twice
         except Exception as exc:  # degrade: an extractive summary is still a summary
             log.info("model summary failed (%s); summarising extractively", exc)
             return None
 
-    def _converse(self, turn: Turn, messages: list[dict[str, Any]], tools: list | None,
-                  on_token: Callable[[str], None] | None) -> None:
-        """Call the model; serve up to ``max_callbacks`` callbacks; fill in the turn."""
-        from .embed import explain_ollama_error
+    def _call(self, messages: list[dict[str, Any]], tools: list | None, window: int,
+              on_token: Callable[[str], None] | None, stop_at_marker: bool) -> tuple[str, list, Any]:
+        """One streamed request: its text, its tool calls, and its final part (None when it
+        was stopped at a ``[[load: ID]]`` marker). Ollama's faults raise one-line errors."""
+        sent = list(messages)
+        stream = WatchedStream(
+            lambda: self.client.chat(self.model, sent, tools=tools, stream=True, options={"num_ctx": window}),
+            self.timeouts, model=self.model, host=self.host, what="the answer")
+        text, tool_calls, final = "", [], None
+        with stream:  # leaving early (a marker, an exception in on_token) drops the connection
+            for part in stream:
+                piece = part.message.content or ""
+                if piece:
+                    text += piece
+                    if on_token is not None:
+                        on_token(piece)
+                if part.message.tool_calls:
+                    tool_calls.extend(part.message.tool_calls)
+                if part.done:
+                    final = part
+                elif stop_at_marker and piece and MARKER.search(text, max(len(text) - len(piece) - 100, 0)):
+                    break  # the model asked for a node: stop here and serve it
+        return text, tool_calls, final
 
+    def _converse(self, turn: Turn, messages: list[dict[str, Any]], tools: list | None, question: str,
+                  on_token: Callable[[str], None] | None) -> None:
+        """Call the model; serve up to ``max_callbacks`` callbacks; fill in the turn.
+
+        A follow-up request carries the first one, what the model wrote and what it was
+        given. Served text comes out of one allowance per turn (``callback_share`` of the
+        answer's reservation), and no follow-up grows past ``window − (reservation −
+        allowance)``: the answer keeps the rest of its room, and every request fits the window.
+        """
         available = set(turn.offered)
-        # all of a turn's callbacks share one allowance, so the answer keeps the rest
-        allowance = int(turn.zones["reserved output"] * self.zones.callback_share)
+        reserved = turn.zones["reserved output"]
+        allowance = int(reserved * self.zones.callback_share)  # shared by all of a turn's callbacks
+        ceiling = turn.window - (reserved - allowance)
+        tool_tokens = turn.zones["tool definitions"]
+        via = "tool" if tools else "marker"
         left = self.max_callbacks
-        options = {"num_ctx": turn.window}
         messages = list(messages)
+        restate = f"Now answer: {question}" if count_tokens(question) <= FOLLOW_UP_TEXT_MAX else \
+            "Now answer the question above."
         while True:
-            estimated = sum(count_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD for m in messages)
-            estimated += turn.zones["tool definitions"]
+            estimated = message_tokens(messages) + tool_tokens
             started = time.perf_counter()
-            content, tool_calls, final = [], [], None
-            stream = None
-            try:
-                stream = self.client.chat(self.model, messages, tools=tools, stream=True, options=options)
-                for part in stream:
-                    piece = part.message.content or ""
-                    if piece:
-                        content.append(piece)
-                        if on_token is not None:
-                            on_token(piece)
-                    if part.message.tool_calls:
-                        tool_calls.extend(part.message.tool_calls)
-                    if part.done:
-                        final = part
-                    elif not tools and left > 0 and MARKER.search("".join(content)):
-                        break  # the model asked for a node: stop here and serve it
-            except LoomError:
-                raise
-            except Exception as exc:
-                raise explain_ollama_error(exc, self.model, self.host) from exc
-            finally:
-                if stream is not None and hasattr(stream, "close"):
-                    stream.close()  # after a marker: drop the connection, stop generating
-            text = "".join(content)
-            requested = [str((c.function.arguments or {}).get("node_id", "")) for c in tool_calls
-                         if c.function.name == "load_context"] if tools else MARKER.findall(text)
+            text, tool_calls, final = self._call(messages, tools, turn.window, on_token, not tools and left > 0)
+            asks = [(str((c.function.arguments or {}).get("node_id", "")), c) for c in tool_calls
+                    if c.function.name == "load_context"] if tools else [(r, None) for r in MARKER.findall(text)]
+            requested = [node_id for node_id, _ in asks]
             turn.calls.append(ChatCall(estimated, getattr(final, "prompt_eval_count", None),
                                        getattr(final, "eval_count", None), time.perf_counter() - started, requested))
             if not requested:
                 turn.answer = text
                 return
             if left <= 0:  # over the limit: whatever it said is the answer
-                turn.answer = MARKER.sub("", text).strip() or "(the model asked for more context than the callback limit allows)"
-                turn.callbacks.append({"node_id": ", ".join(requested), "via": "tool" if tools else "marker",
-                                       "status": "refused: callback limit reached", "tokens": 0})
+                self._refuse(turn, text, requested, via, "refused: callback limit reached")
                 return
-            messages.append({"role": "assistant", "content": text,
-                             **({"tool_calls": [c.model_dump() for c in tool_calls]} if tools else {})})
-            served = []
-            for node_id in requested:
+            said = text if count_tokens(text) <= FOLLOW_UP_TEXT_MAX else \
+                ("" if tools else " ".join(f"[[load: {r}]]" for r in requested))  # a long preamble: the ask alone
+
+            def follow_up(calls: list, bodies: list[str]) -> list[dict[str, Any]]:
+                """The next request: this one, what the model said (and the calls answered), what it got."""
+                if tools:
+                    carried = {"role": "assistant", "content": said, "tool_calls": [c.model_dump() for c in calls]}
+                    return messages + [carried] + [{"role": "tool", "content": b, "tool_name": "load_context"}
+                                                   for b in bodies]
+                return messages + [{"role": "assistant", "content": said},
+                                   {"role": "user", "content": "\n\n".join(bodies) + f"\n\n{restate}"}]
+
+            def fits(calls: list, bodies: list[str]) -> int:
+                """Tokens left under the ceiling with this follow-up (negative: over it)."""
+                return ceiling - tool_tokens - message_tokens(follow_up(calls, bodies))
+
+            calls, bodies, served = [], [], []
+            for position, (node_id, call) in enumerate(asks):
                 if left <= 0:
                     break
+                extra = [call] if tools else []
+                room = fits(calls + extra, bodies + [""]) - 2  # 2: where the texts join
+                body, status, tokens = self._callback_text(node_id, available, min(allowance, room))
+                if fits(calls + extra, bodies + [body]) < 0:  # a note does not fit where a body did not
+                    body, status, tokens = f"[{node_id}] does not fit in the window.", "refused: the window is full", 0
+                if fits(calls + extra, bodies + [body]) < 0:  # not even that: stop serving here
+                    served += [{"node_id": n, "via": via, "status": "refused: the window is full", "tokens": 0}
+                               for n, _ in asks[position:]]
+                    break
                 left -= 1
-                body, status, tokens = self._callback_text(node_id, available, allowance)
                 if status.startswith("loaded"):
                     available.discard(node_id)  # served once; asking again is refused
                     allowance -= tokens
-                turn.callbacks.append({"node_id": node_id, "via": "tool" if tools else "marker", "status": status, "tokens": tokens})
-                if status.startswith("loaded"):
-                    self.loom.graph.mark_accessed([node_id])
+                calls += extra
+                bodies.append(body)
+                served.append({"node_id": node_id, "via": via, "status": status, "tokens": tokens})
+            if not bodies:  # nothing fits beside what the window holds already
+                self._refuse(turn, text, requested, via, "refused: the window is full")
+                return
+            turn.callbacks.extend(served)
+            for callback in served:
+                if callback["status"].startswith("loaded"):
+                    self.loom.graph.mark_accessed([callback["node_id"]])
                 if on_token is not None:
-                    on_token(f"\n[loom-nb: {node_id} {status}]\n")
-                if tools:
-                    messages.append({"role": "tool", "content": body, "tool_name": "load_context"})
-                else:
-                    served.append(body)
-            if served:
-                messages.append({"role": "user", "content": "\n\n".join(served) + f"\n\nNow answer: {turn.query}"})
+                    on_token(f"\n[loom-nb: {callback['node_id']} {callback['status']}]\n")
+            messages = follow_up(calls, bodies)
+
+    @staticmethod
+    def _refuse(turn: Turn, text: str, requested: list[str], via: str, status: str) -> None:
+        """End the turn without serving ``requested``: what the model wrote is the answer."""
+        turn.answer = MARKER.sub("", text).strip() or f"(the model asked for more context: {status})"
+        turn.callbacks.append({"node_id": ", ".join(requested), "via": via, "status": status, "tokens": 0})
 
     def _callback_text(self, node_id: str, available: set[str], cap: int) -> tuple[str, str, int]:
         """The text served for a callback, its status and its tokens (within ``cap``)."""
@@ -572,7 +653,7 @@ class Session:
             return f"[{node_id}] does not fit: the callback allowance of this turn is spent.", "refused: allowance spent", 0
         try:
             node = self.loom.graph.node(node_id)
-            text = self.loom.graph.text(node_id)
+            text = escape_evidence(self.loom.graph.text(node_id))  # as in pack: a body cannot forge a frame
         except LoomError as exc:
             return f"[{node_id}] could not be loaded: {exc}", f"failed: {exc}", 0
         status = "loaded"
@@ -592,8 +673,12 @@ class Session:
     def _index_answer(self, turn: Turn, message: Message) -> None:
         """The post-processing indexer: the answer becomes nodes, then the session is saved."""
         if message.content.strip():
-            kind = classify(message.content, self.loom.graph.config).kind
-            added = self.loom.add(message.content, type="output" if kind in ("code", "pasted_data", "logs") else "analysis",
+            answer = message.content
+            if len(answer) > MAX_ADD_CHARS:  # a runaway answer: its start is kept, the rest is in chat.json
+                log.warning("turn %d: the answer has %d characters; indexing the first %d", turn.number, len(answer), MAX_ADD_CHARS)
+                answer = answer[:MAX_ADD_CHARS]
+            kind = classify(answer, self.loom.graph.config).kind
+            added = self.loom.add(answer, type="output" if kind in ("code", "pasted_data", "logs") else "analysis",
                                   source=f"model:{self.model}", reason=f"answer to turn {turn.number}",
                                   meta={"turn": turn.number})
             message.node_ids = added.ids
@@ -621,12 +706,12 @@ class Session:
         arrays = graph.arrays()
         used_by = Counter(arrays.paths[int(row)] for row in arrays.structure_b)
         ranked = sorted(files, key=lambda p: (-used_by.get(p, 0), p))
-        name = Path(state.get("root", "")).name
+        name = escape_path(Path(state.get("root", "")).name)  # names go in as data: none may break a line
         lines = [f"Workspace {name} ({len(files)} files), most used first:"]
         used = count_tokens(lines[0])
         for path in ranked:
             titles = [graph.node(node_id).title for node_id in files[path][:8] if node_id in graph]
-            line = f"- {path}: " + "; ".join(" ".join(t.split())[:60] for t in titles)
+            line = f"- {escape_path(path)}: " + "; ".join(escape_path(" ".join(t.split())[:60]) for t in titles)
             cost = count_tokens(line) + 1
             if used + cost > max_tokens:
                 break
@@ -756,8 +841,6 @@ def probe_ollama(model: str, host: str | None = None, timeout: float = 2.0) -> t
     False
     """
     import ollama
-
-    from .embed import explain_ollama_error
 
     try:
         listed = ollama.Client(host=host or None, timeout=timeout).list()

@@ -25,15 +25,18 @@ from typing import Any
 import numpy as np
 
 from .config import LoomConfig, Weights
-from .errors import EmbeddingMismatchError, SessionFormatError
+from .core.folder_lock import session_lock
+from .core.schema import MAX_GRAPH_BYTES, DocumentInvalid, validate_config, validate_document
+from .errors import EmbeddingMismatchError, LoomError, SessionConflictError, SessionFormatError, StaleReferenceError
 from .errors import UnknownNodeError
 from .lexical import LexicalIndex
-from .graph import _TYPE_CODE, STRUCTURE_KINDS, ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, VectorTable, utc_now
+from .graph import _TYPE_CODE, STRUCTURE_KINDS, ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, VectorTable, sha256_text, utc_now
 
 log = logging.getLogger(__name__)
 
 FORMAT = "loom-nb/graph"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: content files are named by id and hash (``content_name``); 1 is still read."""
 GRAPH_FILE = "graph.json"
 
 
@@ -165,56 +168,123 @@ def _loads(raw: bytes) -> Any:
 # -- save ---------------------------------------------------------------------------------
 
 
-def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores: dict[str, Any] | None = None) -> Path:
-    """Write ``graph`` to the session ``folder`` atomically; returns the graph.json path."""
+def content_name(node_id: str, sha256: str, schema_version: int = SCHEMA_VERSION) -> str:
+    """The file in ``content/`` that holds a node's text.
+
+    Since schema 2 the name carries the text's hash: a process killed before its
+    graph.json committed may leave ``n7.<hash>.txt`` behind, and the next process that
+    hands out ``n7`` for another text writes another name, so it can never serve the dead
+    process's text. Schema 1 folders (``n7.txt``) are still read.
+    """
+    return f"{node_id}.txt" if schema_version < 2 else f"{node_id}.{sha256[:16]}.txt"
+
+
+def _named_files(doc: dict[str, Any]) -> set[str]:
+    """Every file a committed graph.json names, relative to the session folder."""
+    names = set()
+    vec = doc.get("vectors") or {}
+    for key in ("content", "concepts", "chunks"):
+        if isinstance(vec.get(key), dict) and isinstance(vec[key].get("file"), str):
+            names.add(vec[key]["file"])
+    for key in ("lexical", "cache"):
+        if isinstance(vec.get(key), str):
+            names.add(vec[key])
+    content = doc.get("content") or {}
+    refs = content.get("reference") or [None] * len(content.get("id", []))
+    version = doc.get("schema_version", SCHEMA_VERSION)
+    for node_id, sha, ref in zip(content.get("id", []), content.get("sha256", []), refs):
+        if ref is None and isinstance(node_id, str) and isinstance(sha, str):
+            names.add("content/" + content_name(node_id, sha, version))
+    return names
+
+
+def data_files(folder: Path) -> list[str]:
+    found = [f"content/{p.name}" for p in (folder / "content").glob("*.txt")] if (folder / "content").is_dir() else []
+    if (folder / "embeddings").is_dir():
+        found += [f"embeddings/{p.name}" for p in (folder / "embeddings").glob("*.np*")]
+    return sorted(found)
+
+
+def orphaned_data_error(folder: Path, found: list[str]) -> SessionFormatError:
+    """graph.json is gone but session data is still here: say what, delete nothing."""
+    content = sum(1 for f in found if f.startswith("content/"))
+    vectors = len(found) - content
+    return SessionFormatError(
+        folder / GRAPH_FILE,
+        f"missing, but the folder still holds {content} content file(s) and {vectors} vector file(s) "
+        f"(e.g. {found[0]}): restore graph.json from a backup, or move the folder away to start afresh; nothing was deleted",
+    )
+
+
+def _committed(folder: Path) -> dict[str, Any] | None:
+    """The document of the folder's committed graph.json, or None for a new folder.
+
+    A folder with session data but no graph.json, or a graph.json that cannot be read,
+    is an error: saving there would delete or overwrite what it cannot account for.
+    """
+    path = folder / GRAPH_FILE
+    if path.is_symlink():
+        raise SessionFormatError(path, "is a symbolic link; loom-nb replaces graph.json in place: copy the session folder instead")
+    if not path.exists():
+        found = data_files(folder)
+        if found:
+            raise orphaned_data_error(folder, found)
+        return None
+    return read_document(folder)
+
+
+def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores: dict[str, Any] | None = None,
+               lock_timeout: float | None = None) -> Path:
+    """Write ``graph`` to the session ``folder`` atomically; returns the graph.json path.
+
+    Holds the folder's write lock throughout. Refuses (and writes nothing) when the folder
+    was saved by someone else since ``graph`` was loaded from it (:class:`SessionConflictError`),
+    or holds data it cannot account for.
+    """
     folder = Path(folder)
-    (folder / "content").mkdir(parents=True, exist_ok=True)
-    (folder / "embeddings").mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        validate_config(graph.config)
+    except DocumentInvalid as exc:
+        raise LoomError(f"cannot save {folder}: {exc}") from None
+    with session_lock(folder, lock_timeout):
+        previous = _committed(folder)
+        here = str(folder.resolve())
+        if previous is not None and graph.saved_as != (here, previous.get("generation", 0)):
+            opened = "" if graph.saved_as is None or graph.saved_as[0] != here else f" (this session was opened at generation {graph.saved_as[1]})"
+            raise SessionConflictError(
+                f"{folder / GRAPH_FILE}: saved by another process since this session was read (generation "
+                f"{previous.get('generation', 0)}){opened}; nothing was written: reopen the session, redo the change and save again"
+                if graph.saved_as is not None and graph.saved_as[0] == here else
+                f"{folder}: already holds another session; open it with Loom.open, or save to an empty folder"
+            )
+        if previous is None and graph.saved_as is not None and graph.saved_as[0] == here:
+            raise SessionConflictError(f"{folder / GRAPH_FILE}: removed since this session was read; nothing was written")
+        generation = max(_peek_generation(folder / GRAPH_FILE), previous.get("generation", 0) if previous else 0) + 1
+        path = _write(graph, folder, generation, previous, cache_items, scores)
+        graph.saved_as = (here, generation)
+        return path
+
+
+def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, Any] | None, cache_items, scores) -> Path:
     graph_path = folder / GRAPH_FILE
-    generation = _peek_generation(graph_path) + 1
-
-    # 1. content texts: one file per node. A node's text never changes under its id (ids
-    # are never reused), so an existing file is already right. New files are flushed with
-    # one sync before graph.json names them, not one fsync each (1 ms a file adds up).
+    (folder / "content").mkdir(exist_ok=True)
+    (folder / "embeddings").mkdir(exist_ok=True)
     content_nodes = [graph.node(i) for i in graph.content_vectors.ids]
-    wrote = False
-    for node in content_nodes:
-        if node.reference is not None:
-            continue
-        path = folder / "content" / f"{node.id}.txt"
-        if not path.exists():
-            tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_bytes(graph.text(node.id).encode("utf-8"))
-            os.replace(tmp, path)
-            wrote = True
-    if wrote:
-        os.sync()
-
-    # 2. vectors under a new generation name; the integer columns ride along
+    chunk_ids = sorted(graph.chunk_vectors)
     dim = graph.content_vectors.dim or graph.concept_vectors.dim
-    files = {}
+    files = {name: f"embeddings/{name}.g{generation}.npy" for name in ("content", "concepts", "chunks")}
+    lexical_file = f"embeddings/lexical.g{generation}.npz"
+    cache_keys = [k for k, _ in cache_items] if cache_items else []
+    cache_file = f"embeddings/cache.g{generation}.npz" if cache_keys else None
     content = graph.content_vectors.matrix if len(graph.content_vectors) else np.zeros((0, dim), np.float32)
     concepts = graph.concept_vectors.matrix if len(graph.concept_vectors) else np.zeros((0, dim), np.float32)
-    chunk_ids = sorted(graph.chunk_vectors)
     chunks = np.concatenate([graph.chunk_vectors[i] for i in chunk_ids]) if chunk_ids else np.zeros((0, dim), np.float32)
-    for name, array in (("content", content), ("concepts", concepts), ("chunks", chunks)):
-        rel = f"embeddings/{name}.g{generation}.npy"
-        _save_npy(folder / rel, array)
-        files[name] = {"file": rel, "rows": int(array.shape[0])}
-    lexical_file = f"embeddings/lexical.g{generation}.npz"
-    with atomic_file(folder / lexical_file) as f:
-        np.savez(f, **graph.lexical.to_arrays())
-    cache_file = None
-    if cache_items:
-        keys = [k for k, _ in cache_items]
-        if keys:
-            cache_file = f"embeddings/cache.g{generation}.npz"
-            with atomic_file(folder / cache_file) as f:
-                np.savez(f, keys=np.array(keys), vectors=np.stack([v for _, v in cache_items]).astype(np.float32))
 
-    # 3. graph.json: the commit point. Edges are stored by row (a position in the
-    # "content" / "concepts" columns); their direction and time are those of the node
-    # that made them, and summary edges follow from "summary_of".
+    # 1. graph.json is encoded first, in memory: anything that cannot be written (a value
+    # JSON cannot hold) fails here, before a single file changed. Edges are stored by row
+    # (a position in the "content" / "concepts" columns); their direction and time are
+    # those of the node that made them, and summary edges follow from "summary_of".
     doc = {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
@@ -226,7 +296,7 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
         "next_ids": dict(graph._next),
         "metadata": graph.metadata,
         "vectors": {
-            **files,
+            **{name: {"file": rel, "rows": int(array.shape[0])} for (name, rel), array in zip(files.items(), (content, concepts, chunks))},
             "chunk_rows": [[i, int(graph.chunk_vectors[i].shape[0])] for i in chunk_ids],
             "cache": cache_file,
             "lexical": lexical_file,
@@ -246,22 +316,55 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
         },
         "scores": scores or {},
     }
-    atomic_write_bytes(graph_path, _dumps(doc))
+    try:
+        raw = _dumps(doc)
+    except (TypeError, ValueError) as exc:
+        raise LoomError(f"cannot save {folder}: the session holds a value JSON cannot store ({exc}); nothing was written") from None
 
-    # 4. clean up what the new graph.json no longer names
-    keep = {f["file"] for f in files.values()} | {lexical_file} | ({cache_file} if cache_file else set())
-    for path in (folder / "embeddings").glob("*.g*.np*"):
-        if f"embeddings/{path.name}" not in keep:
-            path.unlink(missing_ok=True)
-    live = {f"{n.id}.txt" for n in content_nodes if n.reference is None}
-    for path in (folder / "content").glob("*.txt"):
-        if path.name not in live:
-            path.unlink(missing_ok=True)
+    # 2. content texts, one file per node under a name tied to its hash (see
+    # content_name), so an existing file is already right. New files are flushed with one
+    # sync before graph.json names them, not one fsync each (1 ms a file adds up).
+    wrote = False
+    for node in content_nodes:
+        if node.reference is not None:
+            continue
+        path = folder / "content" / content_name(node.id, node.sha256)
+        if not path.exists():
+            try:
+                data = graph.text(node.id).encode("utf-8")
+            except StaleReferenceError as exc:  # its old file is lost or damaged: it stays left out
+                log.warning("saving without the text of %s: %s", node.id, exc)
+                continue
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+            wrote = True
+    if wrote:
+        os.sync()
+
+    # 3. vectors under the new generation's names; the integer columns ride along
+    for (name, rel), array in zip(files.items(), (content, concepts, chunks)):
+        _save_npy(folder / rel, array)
+    with atomic_file(folder / lexical_file) as f:
+        np.savez(f, **graph.lexical.to_arrays())
+    if cache_file:
+        with atomic_file(folder / cache_file) as f:
+            np.savez(f, keys=np.array(cache_keys), vectors=np.stack([v for _, v in cache_items]).astype(np.float32))
+
+    # 4. graph.json: the commit point
+    atomic_write_bytes(graph_path, raw)
+
+    # 5. clean up: only files the previous committed graph.json named and this one does
+    # not (a file nobody committed, e.g. a crashed writer's, is left alone)
+    if previous is not None:
+        for rel in _named_files(previous) - _named_files(doc):
+            (folder / rel).unlink(missing_ok=True)
     return graph_path
 
 
 def _peek_generation(graph_path: Path) -> int:
-    """The highest generation of vector files present (cheaper than parsing graph.json)."""
+    """The highest generation of vector files present, committed or not."""
     found = [0]
     for path in (graph_path.parent / "embeddings").glob("*.g*.np*"):
         stem = path.name.split(".g", 1)[-1].split(".", 1)[0]
@@ -403,8 +506,13 @@ def gc_paused():
 def read_document(folder: str | Path) -> dict[str, Any]:
     """Parse and validate ``graph.json``: every problem names the file and what is wrong."""
     path = Path(folder) / GRAPH_FILE
+    if path.is_symlink() and not path.exists():
+        raise SessionFormatError(path, "is a dangling symbolic link: restore what it pointed to")
     if not path.is_file():
         raise SessionFormatError(path, "no graph.json here: not a loom-nb session folder (Loom.open creates one)")
+    size = path.stat().st_size
+    if size > MAX_GRAPH_BYTES:
+        raise SessionFormatError(path, f"is {size / 2**20:,.0f} MiB, over the {MAX_GRAPH_BYTES / 2**20:,.0f} MiB a session may hold; not read")
     raw = path.read_bytes()
     if not raw.strip():
         raise SessionFormatError(path, "file is empty (an interrupted copy?)")
@@ -428,6 +536,10 @@ def read_document(folder: str | Path) -> dict[str, Any]:
     for key in ("embedding", "concepts", "content", "links", "concept_edges", "vectors"):
         if key not in doc:
             raise SessionFormatError(path, f"missing the {key!r} section")
+    try:
+        validate_document(doc)
+    except DocumentInvalid as exc:
+        raise SessionFormatError(path, f"does not fit the graph.json schema: {exc}") from None
     return doc
 
 
@@ -561,15 +673,25 @@ def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | No
     graph._lazy = LazyNodes(graph, concepts, content)
 
     content_dir = folder / "content"
+    version = doc["schema_version"]
 
     def load_text(node_id: str) -> str:
-        text_path = content_dir / f"{node_id}.txt"
+        """The node's text from ``content/``, served only if it still has the hash
+        graph.json holds: a missing, edited or damaged file leaves the node out."""
+        sha = graph.node(node_id).sha256
+        text_path = content_dir / content_name(node_id, sha, version)
         try:
-            return text_path.read_bytes().decode("utf-8", "replace")
+            text = text_path.read_bytes().decode("utf-8", "replace")
         except FileNotFoundError:
-            raise SessionFormatError(text_path, f"content of node {node_id} is missing from the session folder") from None
+            raise StaleReferenceError(f"{node_id}: its text ({text_path}) is missing from the session folder; it is left out") from None
+        except OSError as exc:
+            raise StaleReferenceError(f"{node_id}: its text ({text_path}) cannot be read ({exc.strerror or exc}); it is left out") from None
+        if sha256_text(text) != sha:
+            raise StaleReferenceError(f"{node_id}: {text_path} no longer matches the sha256 in graph.json (edited or damaged); it is left out")
+        return text
 
     graph._text_loader = load_text
+    graph.saved_as = (str(folder.resolve()), int(doc.get("generation", 0)))
     graph._version += 1
     return graph, doc
 

@@ -200,7 +200,7 @@ def context_window(model: str | None, *, client: Any = None, ask_ollama: bool = 
     if client is not None or ask_ollama:
         try:
             if client is None:
-                from .embed import ollama_client
+                from .ollama import ollama_client
 
                 client = ollama_client()
             return parse_show(model, client.show(model))

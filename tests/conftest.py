@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import numpy as np
 import pytest
+
+# Workspace confirmations (loom_nb.core.trust) go to a folder of this run, not the user's
+# ~/.config; set before any test, so CLI subprocesses inherit it.
+os.environ["LOOM_NB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="loom-nb-config-")
 
 
 class TableEmbedder:

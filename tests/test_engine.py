@@ -203,9 +203,13 @@ def test_open_resolves_a_relative_workspace_root_against_the_session_folder(tmp_
     loom.add("a note")
     loom.save()
     assert Loom.open(folder).graph.workspace == folder / "workspace"
+    # an absolute root graph.json names is read only once the user confirms it
     loom.graph.metadata["workspace"]["root"] = str(tmp_path / "elsewhere")
     loom.save()
-    assert Loom.open(folder).graph.workspace == tmp_path / "elsewhere"
+    unconfirmed = Loom.open(folder).graph
+    assert unconfirmed.workspace is None and unconfirmed.unconfirmed_root == tmp_path / "elsewhere"
+    assert Loom.open(folder, workspace=tmp_path / "elsewhere").graph.workspace == tmp_path / "elsewhere"
+    assert Loom.open(folder).graph.workspace == tmp_path / "elsewhere"  # remembered on this machine
 
 
 def test_excluded_nodes_stay_out_even_when_leftover_budget_is_filled():

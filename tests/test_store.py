@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from conftest import unit
-from loom_nb import EmbeddingMismatchError, HashingEmbedder, Loom, LoomConfig, LoomGraph, SessionFormatError
-from loom_nb.store import GRAPH_FILE, SCHEMA_VERSION, load_graph, save_graph
+from loom_nb import EmbeddingMismatchError, HashingEmbedder, Loom, LoomConfig, LoomGraph, SessionFormatError, StaleReferenceError
+from loom_nb.store import GRAPH_FILE, SCHEMA_VERSION, content_name, load_graph, save_graph
 
 
 def sample_graph():
@@ -51,7 +51,8 @@ def test_graph_json_is_inspectable(tmp_path):
     assert doc["concepts"]["id"][0] == "c1"
     # n1 → c1 and n3 → c1 (the summary is close to n1); rows index the columns above
     assert list(zip(doc["links"]["content"], doc["links"]["concept"]))[:1] == [(0, 0)]
-    assert (tmp_path / "content" / "n1.txt").read_text() == "OAuth tokens expire"
+    # a content file is named by its node and hash (content_name): a reused id cannot meet an old text
+    assert (tmp_path / "content" / content_name("n1", doc["content"]["sha256"][0])).read_text() == "OAuth tokens expire"
     assert sorted(p.name.split(".")[0] for p in (tmp_path / "embeddings").iterdir()) == ["chunks", "concepts", "content", "lexical"]
 
 
@@ -138,12 +139,12 @@ def test_vectors_of_the_wrong_shape_are_refused(tmp_path):
     "damage, message",
     [
         (lambda d: d["content"]["id"].pop(), "different lengths"),
-        (lambda d: d["content"].pop("tokens"), "no 'tokens' column"),
-        (lambda d: d.__setitem__("concepts", []), "not a table of columns"),
-        (lambda d: d["content"]["type"].__setitem__(0, "poem"), "unknown content type 'poem'"),
-        (lambda d: d["content"]["tokens"].__setitem__(0, "many"), "numeric column"),
+        (lambda d: d["content"].pop("tokens"), r"content\.tokens: Field required"),
+        (lambda d: d.__setitem__("concepts", []), "concepts: Input should be a valid dictionary"),
+        (lambda d: d["content"]["type"].__setitem__(0, "poem"), r"content\.type\.0: Input should be 'input', 'output'"),
+        (lambda d: d["content"]["tokens"].__setitem__(0, "many"), r"content\.tokens\.0: Input should be a valid integer"),
         (lambda d: d["links"]["concept"].__setitem__(0, 999), "link names a node row"),
-        (lambda d: d["links"].pop("weight"), "no 'weight' column"),
+        (lambda d: d["links"].pop("weight"), r"links\.weight: Field required"),
         (lambda d: d["concept_edges"]["a"].append(0), "different lengths"),
         (lambda d: d["content"]["summary_of"].__setitem__(0, "n99"), "summarises 'n99'"),
         (lambda d: d["content"]["id"].__setitem__(1, "n1"), "not unique"),
@@ -191,9 +192,9 @@ def test_vectors_from_another_model_are_never_mixed(tmp_path):
 
 def test_missing_content_file_is_reported_when_read(tmp_path):
     save_graph(sample_graph(), tmp_path)
-    (tmp_path / "content" / "n1.txt").unlink()
+    next((tmp_path / "content").glob("n1.*.txt")).unlink()
     loaded, _ = load_graph(tmp_path)
-    with pytest.raises(SessionFormatError, match="content of node n1 is missing"):
+    with pytest.raises(StaleReferenceError, match="n1: its text .* is missing"):
         loaded.text("n1")
 
 

@@ -14,18 +14,27 @@ One plan:
    and the history as separate fields, and never loads the message itself or what is
    already in the history window;
 4. relevant nodes the budget left out are listed under *Available on request*.
+
+A message too large for the window is clipped to half the room the fixed zones leave
+(its head and tail: :func:`loom_nb.core.prompt_safety.clip_message`,
+:data:`~loom_nb.core.prompt_safety.CLIPPED_MESSAGE_SHARE`), with a logged warning, so the
+turn still has room for history and evidence.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..core.budget import WindowPlan, Zones, plan_window
+from ..core.prompt_safety import CLIPPED_MESSAGE_SHARE, clip_message
 from ..core.query import Query
 from ..pack import MESSAGE_OVERHEAD
 from ..tokens import count_tokens
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -85,6 +94,8 @@ class TurnPlan:
     offered: list[str]
     messages: list[dict[str, Any]]
     """The first call's chat messages."""
+    message: str = ""
+    """The user's message as sent: clipped when it did not fit the window (else as given)."""
 
 
 def plan_turn(
@@ -134,15 +145,23 @@ def plan_turn(
     select = select_history or (lambda cap: (window_history(history, cap), "", []))
     plan: WindowPlan | None = None
     if window is not None:
-        plan = plan_window(
-            int(window), config=config, complexity=complexity,
-            system_tokens=count_tokens(system_prompt) + MESSAGE_OVERHEAD,
-            query_tokens=count_tokens(f"\n\nQuestion: {query.message}") + MESSAGE_OVERHEAD,
-            decision_tokens=count_tokens("\n\n" + decision_text) if decision_text else 0,
-            workspace_tokens=count_tokens("\n\n" + workspace_text) if workspace_text else 0,
-            tool_tokens=count_tokens(json.dumps(tools)) if tools else 0,
-            history=True, callbacks=callbacks_on, shares=shares,
-        )
+        def planned(query_tokens: int) -> WindowPlan:
+            return plan_window(
+                int(window), config=config, complexity=complexity,
+                system_tokens=count_tokens(system_prompt) + MESSAGE_OVERHEAD, query_tokens=query_tokens,
+                decision_tokens=count_tokens("\n\n" + decision_text) if decision_text else 0,
+                workspace_tokens=count_tokens("\n\n" + workspace_text) if workspace_text else 0,
+                tool_tokens=count_tokens(json.dumps(tools)) if tools else 0,
+                history=True, callbacks=callbacks_on, shares=shares,
+            )
+
+        frame = count_tokens("\n\nQuestion: ") + MESSAGE_OVERHEAD
+        try:
+            plan = planned(count_tokens(f"\n\nQuestion: {query.message}") + MESSAGE_OVERHEAD)
+        except ValueError:
+            room = planned(0).rest  # raises in turn when the fixed zones alone fill the window
+            query = clip_to_window(query, int(room * CLIPPED_MESSAGE_SHARE) - frame, int(window))
+            plan = planned(count_tokens(f"\n\nQuestion: {query.message}") + MESSAGE_OVERHEAD)
         kept, summary_text, summary_ids = select(plan.history_cap)
     else:
         kept, summary_text, summary_ids = select(10**9)
@@ -171,7 +190,33 @@ def plan_turn(
         messages.append({"role": "system", "content": summary_text})
     messages += [{"role": m.role, "content": m.content} for m in kept]
     messages.append({"role": "user", "content": user})
-    return TurnPlan(zones, result, list(kept), summary_text, list(summary_ids), available, offered, messages)
+    return TurnPlan(zones, result, list(kept), summary_text, list(summary_ids), available, offered, messages,
+                    query.message)
+
+
+def clip_to_window(query: Query, max_tokens: int, window: int) -> Query:
+    """``query`` with its message clipped to ``max_tokens``, and a warning that says so."""
+    tokens = count_tokens(query.message)
+    clipped = clip_message(query.message, max(max_tokens, 0))
+    log.warning("the message is %s tokens, more than a %s-token window holds beside its fixed zones: sent "
+                "clipped to %s tokens (its start and its end)", f"{tokens:,}", f"{window:,}",
+                f"{count_tokens(clipped):,}")
+    return Query(clipped, query.history)
+
+
+def message_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Estimated prompt tokens of chat messages: each text and its tool calls (as JSON),
+    plus :data:`~loom_nb.pack.MESSAGE_OVERHEAD` per message (tool definitions not included).
+
+    >>> message_tokens([{"role": "user", "content": "hello world"}])
+    6
+    """
+    total = 0
+    for m in messages:
+        total += count_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD
+        if m.get("tool_calls"):
+            total += count_tokens(json.dumps(m["tool_calls"], default=str))
+    return total
 
 
 def available_list(result, reserve: int, items: int) -> tuple[str, list[str]]:

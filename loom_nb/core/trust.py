@@ -1,0 +1,81 @@
+"""Which workspace roots the user confirmed for which session folders, on this machine.
+
+A session folder names its workspace root in graph.json, and references are read from
+there at query time. A folder from elsewhere could name ``/`` and a reference to
+``etc/passwd``. So a root is used only when the user confirmed it: by indexing it
+(``loom.index(root)``), by passing it again (``Loom.open(folder, workspace=root)``), or
+because it lies inside the session folder itself (a copied sample). Confirmations are
+remembered per user, like git's ``safe.directory``, in
+``$LOOM_NB_CONFIG_DIR`` (default ``$XDG_CONFIG_HOME/loom-nb``, then ``~/.config/loom-nb``).
+Nothing a session folder holds can add to that list.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+TRUST_FILE = "trusted_workspaces.json"
+
+
+def config_dir() -> Path:
+    explicit = os.environ.get("LOOM_NB_CONFIG_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "loom-nb"
+
+
+def _read(path: Path) -> dict[str, list[str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.warning("%s unreadable (%s): no workspace is confirmed until it is rewritten", path, exc)
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: [r for r in v if isinstance(r, str)] for k, v in data.items() if isinstance(k, str) and isinstance(v, list)}
+
+
+def _key(path: str | Path) -> str:
+    return str(Path(path).resolve())
+
+
+def is_confirmed(session_folder: str | Path, root: str | Path) -> bool:
+    """Whether ``root`` may serve references to the session in ``session_folder``."""
+    folder, target = Path(_key(session_folder)), Path(_key(root))
+    if target.is_relative_to(folder):
+        return True
+    return str(target) in _read(config_dir() / TRUST_FILE).get(str(folder), [])
+
+
+def confirm(session_folder: str | Path, root: str | Path) -> None:
+    """Remember that the user gave ``root`` as the workspace of ``session_folder``.
+
+    A confirmation that cannot be written (a read-only home) is logged, not raised: the
+    session still works in this process, and the next one asks again.
+    """
+    folder, target = _key(session_folder), _key(root)
+    if Path(target).is_relative_to(folder):
+        return
+    path = config_dir() / TRUST_FILE
+    try:
+        from .folder_lock import session_lock
+
+        with session_lock(path.parent, timeout=10):
+            data = _read(path)
+            roots = data.setdefault(folder, [])
+            if target in roots:
+                return
+            roots.append(target)
+            from ..store import atomic_write_text
+
+            atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True))
+    except Exception as exc:  # noqa: BLE001 - trust is remembered for convenience only
+        log.warning("could not remember %s as the workspace of %s (%s)", target, folder, exc)
