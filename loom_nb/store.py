@@ -482,7 +482,7 @@ def _load_npy(folder: Path, spec: dict[str, Any], dim: int) -> np.ndarray:
         # usually has them), and the graph may still change its copy in memory
         array = np.load(path, allow_pickle=False, mmap_mode="c")
     except FileNotFoundError:
-        raise SessionFormatError(path, "vector file named by graph.json is missing") from None
+        raise _Vanished(path) from None
     except Exception as exc:
         raise SessionFormatError(path, f"not a readable numpy file ({exc})") from None
     if array.dtype != np.float32 or array.ndim != 2 or array.shape[0] != spec["rows"] or (array.shape[0] and array.shape[1] != dim):
@@ -577,12 +577,39 @@ def load_graph(folder: str | Path, *, expect_model: str | None = None, doc: dict
         ``expect_model`` differs from the model that made the stored vectors.
 
     ``doc`` is graph.json already parsed by :func:`read_document`, to avoid a second parse.
+
+    Reads take no lock: a writer that commits while this reads may remove the files of
+    the generation being read. The load then starts again on the new graph.json, so a
+    reader gets one generation whole, never files of two (at most three tries).
     """
-    with gc_paused():
-        return _load_graph(Path(folder), expect_model, doc)
+    folder = Path(folder)
+    doc = doc if doc is not None else read_document(folder)
+    for attempt in range(3):
+        try:
+            with gc_paused():
+                return _load_graph(folder, expect_model, doc)
+        except _Vanished as gone:
+            newer = read_document(folder)
+            same = newer.get("generation") == doc.get("generation")
+            if same or attempt == 2:
+                if gone.lexical:  # only the lexical index is missing: rank without it, as before
+                    log.warning("lexical index %s is missing; lexical signals are off until re-indexing", gone.path)
+                    with gc_paused():
+                        return _load_graph(folder, expect_model, newer, lexical=False)
+                raise SessionFormatError(gone.path, "vector file named by graph.json is missing") from None
+            doc = newer
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | None) -> tuple[LoomGraph, dict[str, Any]]:
+class _Vanished(Exception):
+    """A file graph.json names is not there (a writer may have just replaced it)."""
+
+    def __init__(self, path: Path, lexical: bool = False):
+        self.path, self.lexical = path, lexical
+
+
+def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | None,
+                lexical: bool = True) -> tuple[LoomGraph, dict[str, Any]]:
     path = folder / GRAPH_FILE
     doc = doc if doc is not None else read_document(folder)
     model = doc["embedding"].get("model")
@@ -669,7 +696,7 @@ def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | No
     else:
         references, metas = references or [None] * n_content, metas or [None] * n_content
         graph._paths = [ref["file"] if ref else (meta or {}).get("path") for ref, meta in zip(references, metas)]
-    graph.lexical = _load_lexical(folder, vec.get("lexical"), n_content)
+    graph.lexical = _load_lexical(folder, vec.get("lexical") if lexical else None, n_content)
     graph._lazy = LazyNodes(graph, concepts, content)
 
     content_dir = folder / "content"
@@ -704,6 +731,8 @@ def _load_lexical(folder: Path, name: str | None, n_content: int) -> LexicalInde
     try:
         with np.load(folder / name, allow_pickle=False) as data:
             index = LexicalIndex.from_arrays({k: data[k] for k in data.files})
+    except FileNotFoundError:
+        raise _Vanished(folder / name, lexical=True) from None
     except Exception as exc:
         log.warning("lexical index %s unreadable (%s); lexical signals are off until re-indexing", name, exc)
         return LexicalIndex()

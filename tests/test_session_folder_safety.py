@@ -404,3 +404,17 @@ def test_a_cli_add_with_a_non_utf8_source_lands_and_the_next_add_keeps_its_own_t
     assert main(["show", folder, "n2"]) == 0
     shown = capsys.readouterr().out
     assert shown.rstrip().rsplit("---", 1)[1].strip() == "second text"
+
+
+def test_a_reader_overtaken_by_a_save_loads_the_new_generation_whole(tmp_path):
+    from loom_nb.store import load_graph, read_document
+
+    loom = hashing_loom(tmp_path)
+    loom.add("the first note", split=False)
+    loom.save()
+    old = read_document(tmp_path)  # a reader has parsed graph.json of generation 1 ...
+    loom.add("the second note", split=False)
+    loom.save()  # ... when a writer commits generation 2 and removes generation 1's files
+    graph, doc = load_graph(tmp_path, doc=old)
+    assert doc["generation"] == 2 and len(graph.content_vectors) == 2
+    assert len(graph.lexical) == 2  # the lexical index of the same generation, not none
