@@ -175,7 +175,8 @@ cells = [
     new_markdown_cell(
         "## Saving the session\n\n"
         "A session folder holds `graph.json` (every node, edge and setting), `content/` (the texts) and\n"
-        "`embeddings/` (the vectors, bit for bit). Saves are atomic; reopening gives an equal graph."
+        "`embeddings/` (the vectors, bit for bit), and `.loom.lock`, which lets one process write at a time.\n"
+        "Saves are atomic; reopening gives an equal graph."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"

@@ -23,7 +23,6 @@ from filelock import FileLock, Timeout
 from ..errors import SessionLockedError
 
 LOCK_FILE = ".loom.lock"
-OWNER_FILE = ".loom.writer"
 DEFAULT_TIMEOUT = 30.0
 """Seconds a writer waits for another: a save of a 50k-node session takes about a second,
 an index of a large repository a few minutes, so a waiting CLI command usually gets its
@@ -47,7 +46,7 @@ def _lock_for(folder: Path) -> FileLock:
 def holder(folder: Path) -> str:
     """Who holds the lock, as far as its owner file says ("process 1234", or "another process")."""
     try:
-        pid = (Path(folder) / OWNER_FILE).read_text().strip()
+        pid = (Path(folder) / LOCK_FILE).read_text().strip()
     except OSError:
         pid = ""
     return f"process {pid}" if pid.isdigit() else "another process"
@@ -76,8 +75,8 @@ def session_lock(folder: str | Path, timeout: float | None = None) -> Iterator[N
     try:
         if lock.lock_counter == 1:
             try:
-                (folder / OWNER_FILE).write_text(f"{os.getpid()}\n")
-            except OSError:  # the owner file is only for the message above
+                (folder / LOCK_FILE).write_text(f"{os.getpid()}\n")  # for the message of a waiting writer
+            except OSError:  # the process id is only for that message
                 pass
         yield
     finally:
