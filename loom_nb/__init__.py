@@ -34,6 +34,7 @@ from .pack import MODES, Budget, Mode, NodeDecision, choose_mode, compute_budget
 from .rank import Ranking, rank
 from .session import Session, Turn, Zones
 from .tokens import ContextWindow, context_window, count_tokens
+from . import views as _views  # noqa: F401,E402 - registers how the engine's objects show themselves
 
 __version__ = "0.1.0"
 

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from .config import LoomConfig
+from .core.display import Displayable
 from .tokens import count_tokens, count_tokens_many
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ class Segment:
 
 
 @dataclass(frozen=True)
-class Classification:
+class Classification(Displayable):
     """What :func:`classify` found, with every measured signal and the reasons for the verdict."""
 
     kind: str
@@ -98,10 +99,6 @@ class Classification:
     segments: tuple[Segment, ...]
     reasons: tuple[str, ...]
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from .views import mimebundle
-
-        return mimebundle(self)
 
     def __str__(self) -> str:
         why = next((r for r in self.reasons if "split" in r.lower()), "")

@@ -35,6 +35,7 @@ from typing import Any
 
 import networkx as nx
 
+from .core.display import Displayable
 from .errors import LoomError, SessionFormatError, UnknownNodeError
 from .store import atomic_write_text
 from .tokens import count_tokens
@@ -70,7 +71,7 @@ class DecisionEdge:
 
 
 @dataclass
-class DecisionGraph:
+class DecisionGraph(Displayable):
     """Typed nodes and edges over a ``networkx.DiGraph``; see the module docstring."""
 
     nodes: dict[str, Decision] = field(default_factory=dict)
@@ -263,5 +264,3 @@ class DecisionGraph:
             f"{rows}</table><table><tr><th>from</th><th>edge</th><th>to</th><th>rationale</th></tr>{edges}</table></div>"
         )
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": str(self), "text/html": self._repr_html_()}

@@ -20,6 +20,7 @@ from .config import LoomConfig, Weights
 from .embed import CachedEmbedder, Embedder, default_embedder, embedder_for, embedder_named
 from .errors import EmbeddingMismatchError, LoomError
 from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, clean_text
+from .core.display import Displayable
 from .core.modes import Mode, get_mode
 from .core.query import Query
 from .pack import (
@@ -45,7 +46,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class AddResult:
+class AddResult(Displayable):
     """What :meth:`Loom.add` did: the classification and each node made, with its links."""
 
     classification: Classification
@@ -65,14 +66,10 @@ class AddResult:
     def __repr__(self) -> str:
         return f"AddResult(ids={self.ids}, kind={self.classification.kind!r})"
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from .views import mimebundle
-
-        return mimebundle(self)
 
 
 @dataclass
-class QueryResult:
+class QueryResult(Displayable):
     """Everything one query decided: the prompt text and the table behind it.
 
     ``messages`` / :attr:`prompt` are what goes to the model; :attr:`table` holds every
@@ -172,18 +169,9 @@ class QueryResult:
             rows.append(row)
         return pd.DataFrame(rows).set_index("rank")
 
-    def __str__(self) -> str:
-        from .views.text import result_text
-
-        return result_text(self)
-
     def __repr__(self) -> str:
         return f"QueryResult(query={self.query!r}, mode={self.mode.name!r}, loaded={self.loaded}, tokens={self.packed.context_tokens})"
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from .views import mimebundle
-
-        return mimebundle(self)
 
 
 MAX_ADD_CHARS = 1_000_000
@@ -194,7 +182,7 @@ MAX_TOKENS_ARGUMENT = 10_000_000
 """The largest budget or window :meth:`Loom.query` takes: well past any model's window."""
 
 
-class Loom:
+class Loom(Displayable):
     """A session: a :class:`LoomGraph`, the embedder that made its vectors, and a folder.
 
     Parameters
@@ -594,17 +582,8 @@ class Loom:
     def __len__(self) -> int:
         return len(self.graph)
 
-    def __str__(self) -> str:
-        from .views.text import loom_text
-
-        return loom_text(self)
-
     def __repr__(self) -> str:
         where = str(self.folder) if self.folder else "in memory"
         c = self.graph.counts()
         return f"Loom({where!r}, {c['concepts']} concepts, {c['content']} content nodes, embedder={self.embedder.model_id!r})"
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from .views import mimebundle
-
-        return mimebundle(self)

@@ -48,6 +48,7 @@ from .chat.planner import Message, message_tokens, plan_turn, window_history
 from .chat.transaction import GraphCheckpoint
 from .classify import classify
 from .core.budget import Zones
+from .core.display import Displayable
 from .core.prompt_safety import escape_evidence, escape_path
 from .core.query import Query
 from .decisions import DecisionGraph
@@ -115,7 +116,7 @@ class ChatCall:
 
 
 @dataclass
-class Turn:
+class Turn(Displayable):
     """What one turn did: its zones, what was loaded, the calls, the answer."""
 
     number: int
@@ -189,24 +190,21 @@ class Turn:
                             f"{html.escape(name) if share > 9 else ''}</div>")
         return f"<div style='display:flex;width:100%;max-width:900px;border:1px solid #ccc'>{''.join(segments)}</div>"
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_html_(self) -> str:
         esc = html.escape
         head = esc(str(self).splitlines()[0])
         zones = "".join(f"<tr><td style='text-align:left'>{esc(k)}</td><td>{v:,}</td></tr>" for k, v in self.zones.items())
         callbacks = "".join(f"<li>{esc(cb['node_id'])} ({esc(cb['via'])}): {esc(cb['status'])}</li>" for cb in self.callbacks)
-        return {
-            "text/plain": str(self),
-            "text/html": (
-                f"<div class='loom-turn'><b>{head}</b>{self.zones_html()}"
-                f"<details><summary>zones</summary><table>{zones}</table></details>"
-                f"<div>loaded: {esc(', '.join(self.loaded)) or 'nothing'}</div>"
-                + (f"<div>callbacks:<ul>{callbacks}</ul></div>" if callbacks else "")
-                + f"<details><summary>answer</summary><pre style='white-space:pre-wrap'>{esc(self.answer)}</pre></details></div>"
-            ),
-        }
+        return (
+            f"<div class='loom-turn'><b>{head}</b>{self.zones_html()}"
+            f"<details><summary>zones</summary><table>{zones}</table></details>"
+            f"<div>loaded: {esc(', '.join(self.loaded)) or 'nothing'}</div>"
+            + (f"<div>callbacks:<ul>{callbacks}</ul></div>" if callbacks else "")
+            + f"<details><summary>answer</summary><pre style='white-space:pre-wrap'>{esc(self.answer)}</pre></details></div>"
+        )
 
 
-class Session:
+class Session(Displayable):
     """A chat with a local Ollama model whose context loom-nb chooses, turn by turn.
 
     Parameters
@@ -762,7 +760,7 @@ class Session:
     def __repr__(self) -> str:
         return f"<Session {self.model}: {len(self.turns)} turns>"
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_html_(self) -> str:
         esc = html.escape
         rows = "".join(
             f"<tr><td>{m.turn}</td><td>{esc(m.role)}</td><td style='text-align:left;white-space:pre-wrap'>"
@@ -770,15 +768,12 @@ class Session:
             for m in self.messages
         )
         head = esc(str(self).splitlines()[0])
-        return {
-            "text/plain": str(self),
-            "text/html": f"<div class='loom-session'><b>{head}</b><table><tr><th>turn</th><th>role</th>"
-                         f"<th>message</th><th>nodes</th></tr>{rows}</table></div>",
-        }
+        return (f"<div class='loom-session'><b>{head}</b><table><tr><th>turn</th><th>role</th>"
+                f"<th>message</th><th>nodes</th></tr>{rows}</table></div>")
 
 
 @dataclass
-class AccountingTable:
+class AccountingTable(Displayable):
     """Per-turn token accounting rows, with text and HTML views."""
 
     rows: list[dict[str, Any]]
@@ -794,15 +789,15 @@ class AccountingTable:
         lines += ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
         return "\n".join(lines)
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_html_(self) -> str:
         if not self.rows:
-            return {"text/plain": str(self), "text/html": "<i>no turns yet</i>"}
+            return "<i>no turns yet</i>"
         head = "".join(f"<th>{html.escape(k)}</th>" for k in self.rows[0])
         body = "".join(
             "<tr>" + "".join(f"<td>{'-' if v is None else html.escape(str(v))}</td>" for v in r.values()) + "</tr>"
             for r in self.rows
         )
-        return {"text/plain": str(self), "text/html": f"<table class='loom-accounting'><tr>{head}</tr>{body}</table>"}
+        return f"<table class='loom-accounting'><tr>{head}</tr>{body}</table>"
 
     def to_frame(self):
         """The rows as a pandas DataFrame indexed by turn (needs pandas)."""

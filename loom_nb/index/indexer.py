@@ -28,6 +28,7 @@ from ..tokens import count_tokens_many, truncate_to_tokens
 from .git import changed_since, dirty_files, head_commit
 from .symbols import outline
 from .units import EMBED_TOKENS, Unit, file_units
+from ..core.display import Displayable
 from .walk import WalkLimits, read_text, walk_workspace
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ MAX_SHARED_DEFINITIONS = 3
 
 
 @dataclass
-class IndexReport:
+class IndexReport(Displayable):
     """What one indexing run did, for the closing summary and for tests."""
 
     root: Path
@@ -62,10 +63,6 @@ class IndexReport:
     git: bool = False
     skipped_reasons: dict[str, int] = field(default_factory=dict)
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from ..views import mimebundle
-
-        return mimebundle(self)
 
     def __str__(self) -> str:
         parts = [

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from ..errors import LoomError, ModelNotFoundError, OllamaStreamError, OllamaUnavailableError
-from .client import Timeouts, host_of
+from .limits import Timeouts, host_of
 
 MAX_DETAIL = 160
 """Characters of a server's or parser's own words kept in an error (one readable line)."""

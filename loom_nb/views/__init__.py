@@ -1,24 +1,28 @@
 """How loom-nb objects show themselves: text for terminals, HTML for notebooks.
 
-Every object's ``_repr_mimebundle_`` lands here, so a terminal user and a notebook user see
-the same facts (rich's ``jupyter.py`` works the same way). All HTML escapes what it shows.
+The views are a leaf: they import the engine's types and register a renderer for each
+(:mod:`loom_nb.core.display`); the engine never imports them. A terminal user and a
+notebook user see the same facts (rich's ``jupyter.py`` works the same way). All HTML
+escapes what it shows.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..classify import Classification
+from ..core.display import Displayable, register_html, register_text
+from ..engine import Loom, QueryResult
 from . import html, text
 
-__all__ = ["NodeView", "mimebundle"]
+__all__ = ["NodeView"]
+
+register_text(QueryResult, text.result_text)
+register_text(Loom, text.loom_text)
+register_html(QueryResult, html.result_html)
+register_html(Loom, html.loom_html)
+register_html(Classification, html.classification_html)
 
 
-def mimebundle(obj: Any) -> dict[str, str]:
-    """``text/plain`` and ``text/html`` for a loom-nb object."""
-    return {"text/plain": text.render(obj), "text/html": html.render(obj)}
-
-
-class NodeView:
+class NodeView(Displayable):
     """One node as a notebook shows it (``loom.view(node_id)``).
 
     A content node: its preview, its concepts with the link similarity, provenance,
@@ -43,6 +47,3 @@ class NodeView:
 
     def _repr_html_(self) -> str:
         return html.node_html(self.loom, self.node.id)
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": str(self), "text/html": self._repr_html_()}

@@ -12,6 +12,8 @@ plain text (canvas labels, ``textContent`` of the tooltip), and the caption is e
 
 from __future__ import annotations
 
+from ..core.display import Displayable
+
 import html
 import math
 import os
@@ -381,7 +383,7 @@ def save_graph_html(loom, path, result=None, **kw) -> Path:
     return path
 
 
-class GraphView:
+class GraphView(Displayable):
     """The graph for a notebook: an ``<iframe srcdoc>`` of :func:`graph_html`, no files written.
 
     Usually made with ``loom.graph_view(result)``.
@@ -408,8 +410,6 @@ class GraphView:
             f'style="width:100%;height:{frame_height}px;border:none" title="loom-nb graph"></iframe>'
         )
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": str(self), "text/html": self._repr_html_()}
 
     def __str__(self) -> str:
         plan = _plan(self.loom, self.result, self.max_nodes)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 from ..config import SIGNALS
 
@@ -179,14 +178,4 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def render(obj: Any) -> str:
-    from ..classify import Classification
-    from ..engine import Loom, QueryResult
 
-    if isinstance(obj, QueryResult):
-        return result_html(obj)
-    if isinstance(obj, Loom):
-        return loom_html(obj)
-    if isinstance(obj, Classification):
-        return classification_html(obj)
-    return f"<pre>{escape(str(obj))}</pre>"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from ..config import SIGNALS
 from .facts import concept_facts, content_facts, session_facts
@@ -131,5 +130,4 @@ def node_text(loom, node_id: str) -> str:
     return content_text(loom, node_id)
 
 
-def render(obj: Any) -> str:
-    return str(obj)
+

@@ -7,6 +7,8 @@ session changes until you copy the weights into its config.
 
 from __future__ import annotations
 
+from ..core.display import Displayable
+
 from dataclasses import replace
 
 import numpy as np
@@ -139,7 +141,7 @@ class WeightTuner:
         return bundle
 
 
-class TunerSnapshot:
+class TunerSnapshot(Displayable):
     """The weight tuner frozen: control values and the table they produced."""
 
     def __init__(self, query: str, settings: dict, result):
@@ -170,8 +172,6 @@ class TunerSnapshot:
         return (f"<div class='loom-tuner-snapshot'><b>Weight tuner</b> (snapshot) — "
                 f"{escape(self._settings_line())}{table}</div>")
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": str(self), "text/html": self._repr_html_()}
 
 
 def weight_sliders(loom, query: str, **options) -> WeightTuner:
