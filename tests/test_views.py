@@ -205,7 +205,7 @@ def test_result_and_tuner_snapshot_views_are_escaped(pair):
     tuner = pair.tune("refresh", budget=300)
     snap = tuner.snapshot()
     assert isinstance(snap, TunerSnapshot)
-    assert "semantic 0.35" in str(snap) and "budget 300" in str(snap)
+    assert f"semantic {pair.graph.config.weights.semantic:.2f}" in str(snap) and "budget 300" in str(snap)
     assert_escaped(bundle_of(snap)["text/html"])
     assert str(tuner) == str(snap)
 
