@@ -31,6 +31,7 @@ from .pack import (
     chunk_spans,
     compute_budget,
     explicit_budget,
+    fit_window,
     pack,
 )
 from .rank import Ranking, rank
@@ -529,29 +530,8 @@ class Loom(Displayable):
                     window = win.num_ctx
                 else:
                     window = config.default_window
-            plan = compute_budget(
-                int(window), system_prompt=config.system_prompt, query=text,
-                complexity=classification.complexity, config=config, mode=chosen,
-            )
-            if plan.window_zones is None:  # the question alone overflows the window: clip it, and say so
-                from .core.prompt_safety import CLIPPED_MESSAGE_SHARE, clip_message
-                from .pack import MESSAGE_OVERHEAD
-                from .tokens import count_tokens
-
-                room = int(window) - plan.system_prompt - plan.output_reserved
-                limit = int(room * CLIPPED_MESSAGE_SHARE) - count_tokens("\n\nQuestion: ") - MESSAGE_OVERHEAD
-                if limit > 0:
-                    prompt_text = clip_message(text, limit)
-                    log.warning("the question is %s tokens, more than a %s-token window holds beside the system prompt "
-                                "and the answer's reservation: sent clipped to %s tokens (its start and its end)",
-                                f"{count_tokens(text):,}", f"{int(window):,}", f"{count_tokens(prompt_text):,}")
-                    plan = compute_budget(
-                        int(window), system_prompt=config.system_prompt, query=prompt_text,
-                        complexity=classification.complexity, config=config, mode=chosen,
-                    )
-                else:
-                    log.warning("a %s-token window holds nothing beyond the system prompt and the answer's "
-                                "reservation: use a model with a larger window", f"{int(window):,}")
+            plan, prompt_text = fit_window(int(window), system_prompt=config.system_prompt, question=text,
+                                           complexity=classification.complexity, config=config, mode=chosen)
         packed = pack(self.graph, ranking, plan, mode=chosen, query_vector=query_vector, callback_available=callback,
                       config=config, excluded={row: exclude_reason for row in excluded_rows})
         messages = assemble_prompt(config.system_prompt, packed.context, prompt_text)

@@ -8,6 +8,7 @@ rendered text is counted again at the end and trimmed if BPE merges disagree wit
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -22,6 +23,8 @@ from .graph import LoomGraph
 from .lexical import terms
 from .rank import Ranking, semantic_floor
 from .tokens import count_tokens
+
+log = logging.getLogger(__name__)
 
 MESSAGE_OVERHEAD = 4
 """Tokens a chat message costs beyond its text (role and delimiters; seed 001)."""
@@ -109,6 +112,34 @@ def compute_budget(
         context = min(context, cap)
     output = zones["reserved output"] if zones else int(window * output_reservation(complexity, config))
     return Budget(window, system, query_tokens, output, min(manifest_fixed_tokens(), context), context, cap, "window", zones)
+
+
+def fit_window(window: int, *, system_prompt: str, question: str, complexity: float | None = None,
+               config: LoomConfig | None = None, mode: Mode | None = None) -> tuple[Budget, str]:
+    """:func:`compute_budget`, and the question as the prompt can carry it.
+
+    A question that alone overflows the window is clipped to its start and its end (half
+    the room the fixed zones leave, :data:`~loom_nb.core.prompt_safety.CLIPPED_MESSAGE_SHARE`)
+    with a warning, rather than sent whole for Ollama to cut from the front.
+    """
+    from .core.prompt_safety import CLIPPED_MESSAGE_SHARE, clip_message
+
+    config = config or LoomConfig()
+    plan = compute_budget(window, system_prompt=system_prompt, query=question, complexity=complexity, config=config, mode=mode)
+    if plan.window_zones is not None:
+        return plan, question
+    room = window - plan.system_prompt - plan.output_reserved
+    limit = int(room * CLIPPED_MESSAGE_SHARE) - count_tokens("\n\nQuestion: ") - MESSAGE_OVERHEAD
+    if limit <= 0:
+        log.warning("a %s-token window holds nothing beyond the system prompt and the answer's "
+                    "reservation: use a model with a larger window", f"{window:,}")
+        return plan, question
+    clipped = clip_message(question, limit)
+    log.warning("the question is %s tokens, more than a %s-token window holds beside the system prompt "
+                "and the answer's reservation: sent clipped to %s tokens (its start and its end)",
+                f"{count_tokens(question):,}", f"{window:,}", f"{count_tokens(clipped):,}")
+    plan = compute_budget(window, system_prompt=system_prompt, query=clipped, complexity=complexity, config=config, mode=mode)
+    return plan, clipped
 
 
 def explicit_budget(tokens: int, mode: Mode | None = None) -> Budget:
