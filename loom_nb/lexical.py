@@ -25,6 +25,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from .core.query import message_part
+
 FIELDS: tuple[str, ...] = ("path", "symbol", "heading", "import", "content")
 """The text fields a content row may have, in the column order used by every array here."""
 
@@ -697,6 +699,36 @@ def _unique_paths(paths: list[str | None]) -> tuple[np.ndarray, np.ndarray, np.n
     return normalised, inverse.reshape(-1), has & (text != "")
 
 
+_GERUND = "ing"
+
+
+def _uninflected(word: str) -> set[str]:
+    """The verbs a gerund may come from, for naming a file or folder by its stem:
+    "ranking" names ``rank.py``, "parsing" ``parse.go``, "indexing" ``index/``.
+
+    Only "-ing": a gerund names an activity, and the module that does it is often named
+    for it, while plurals and past tenses ("sessions", "saved") mostly name what a
+    question talks about. A base shorter than :data:`MIN_STEM_CHARS` never counts, so
+    "using" does not name ``use.py``.
+
+    >>> sorted(_uninflected("parsing"))
+    ['pars', 'parse']
+    >>> sorted(_uninflected("planning"))
+    ['plan', 'plann', 'planne']
+    >>> _uninflected("sessions")
+    set()
+    """
+    if not word.endswith(_GERUND):
+        return set()
+    base = word[: -len(_GERUND)]
+    if len(base) < MIN_STEM_CHARS:
+        return set()
+    bases = {base, base + "e"}
+    if len(base) > MIN_STEM_CHARS and base[-1] == base[-2]:
+        bases.add(base[:-1])  # planning -> plan
+    return bases
+
+
 def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     """How explicitly the query names each row's file: 1.0 path, 0.7 basename, 0.4 stem, else 0.
 
@@ -704,8 +736,9 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
       longer query path ending in it counts too (``/work/main/loom_nb/rank.py``).
     * 0.7 — the basename with its extension appears (``rank.py``), possibly as the end of a
       query path, so ``tests/rank.py`` also gets 0.7 when the query names ``loom_nb/rank.py``.
-    * 0.4 — the basename's stem appears as a whole word (``rank`` in "how does rank work")
-      and has at least :data:`MIN_STEM_CHARS` characters. A basename without an extension
+    * 0.4 — the basename's stem appears as a whole word (``rank`` in "how does rank work"),
+      or as the gerund of the message ("ranking", see :func:`_uninflected`), and has at
+      least :data:`MIN_STEM_CHARS` characters. A basename without an extension
       (``Makefile``) is only a stem, so 'run' in "how do I run it" does not name ``bin/run``.
     * 0.25 — the name of the folder holding the file appears as a whole word, with at least
       :data:`MIN_STEM_CHARS` characters (``index`` names ``loom_nb/index/walk.py``).
@@ -727,6 +760,9 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
         segments = token.split("/")
         suffixes.update("/".join(segments[i:]) for i in range(len(segments)))
     words = set(re.findall(r"\w+", lowered)) | set(re.findall(r"[\w-]+", lowered))
+    # gerunds of the message itself ("ranking" names rank.py); not of a previous exchange
+    # glued after it, which talks about modules a follow-up may not be asking for
+    words |= {base for word in re.findall(r"\w+", message_part(lowered)) for base in _uninflected(word)}
     basenames = np.array([p.rsplit("/", 1)[-1] for p in unique.tolist()], dtype=str)
     stems = np.array([b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in basenames.tolist()], dtype=str)
     has_extension = stems != basenames

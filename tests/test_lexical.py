@@ -9,6 +9,8 @@ import time
 import numpy as np
 import pytest
 
+from loom_nb import Query
+
 from loom_nb.lexical import (
     DEFAULT_FIELD_WEIGHTS,
     FIELDS,
@@ -349,8 +351,14 @@ def test_path_mentions_levels():
     assert path_mentions(query, paths).tolist() == [1.0, 0.7, 0.4, 0.25, 0.25, 0.0, 1.0, 0.4]
     # a conventional-commit scope names a package folder; 'src' is too short to count
     assert path_mentions("fix(binding): empty value", ["binding/form.go", "render/json.go", "src/a.py"]).tolist() == [0.25, 0.0, 0.0]
-    # a whole word only: 'ranking' does not mention rank.py; a longer query path does
-    assert path_mentions("ranking things", ["loom_nb/rank.py"]).tolist() == [0.0]
+    # a whole word, or the message's gerund of it: 'ranking' names rank.py, 'rankle', 'ran' and
+    # 'ranks' do not, and neither does a gerund in the previous exchange of a follow-up
+    assert path_mentions("ranking things", ["loom_nb/rank.py"]).tolist() == [0.4]
+    assert path_mentions("it may rankle, we ran, it ranks", ["loom_nb/rank.py"]).tolist() == [0.0]
+    assert path_mentions("parsing headers", ["parse.go", "parser.go"]).tolist() == [0.4, 0.0]
+    history = [{"role": "user", "content": "How does ranking work?"}, {"role": "assistant", "content": "It scores."}]
+    follow_up = Query("and where is it called?", history)
+    assert path_mentions(follow_up.retrieval_text(), ["loom_nb/rank.py"]).tolist() == [0.0]
     assert path_mentions("open /work/main/loom_nb/rank.py:12", ["loom_nb/rank.py"]).tolist() == [1.0]
     assert path_mentions("anything", []).shape == (0,)
 

@@ -92,7 +92,22 @@ class Query:
             return self.message
         words = previous_tokens * 3 // 4
         clip = lambda t, n: " ".join(t.split()[:n])  # noqa: E731
-        return f"{self.message}\n\n(previous question: {clip(question, words // 2)})\n(previous answer: {clip(answer, words // 2)})"
+        return f"{self.message}{PREVIOUS_MARK}{clip(question, words // 2)})\n(previous answer: {clip(answer, words // 2)})"
+
+
+PREVIOUS_MARK = "\n\n(previous question: "
+"""Where :meth:`Query.retrieval_text` appends the previous exchange to the message."""
+
+
+def message_part(retrieval_text: str) -> str:
+    """The message alone, from a :meth:`Query.retrieval_text` (case-insensitive).
+
+    >>> history = [{"role": "user", "content": "What does rank() do?"}, {"role": "assistant", "content": "It scores."}]
+    >>> message_part(Query("and where is it called?", history).retrieval_text())
+    'and where is it called?'
+    """
+    cut = retrieval_text.lower().find(PREVIOUS_MARK)
+    return retrieval_text if cut < 0 else retrieval_text[:cut]
 
 
 def _turn(value: Any) -> Turn:
