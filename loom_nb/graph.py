@@ -867,6 +867,60 @@ class LoomGraph:
         self._arrays_version = self._version
         return self._arrays
 
+    # -- columns: what a session folder stores -------------------------------------------------
+    @property
+    def next_ids(self) -> dict[str, int]:
+        """The next number each id prefix hands out (never lowered: ids are not reused)."""
+        return dict(self._next)
+
+    @property
+    def summaries(self) -> dict[str, str]:
+        """Summarised node id → its summary's id."""
+        return dict(self._summaries)
+
+    @property
+    def structure_count(self) -> int:
+        """How many code-structure edges (imports, references) the graph holds."""
+        return len(self._structure)
+
+    def edge_columns(self) -> dict[str, dict[str, list]]:
+        """Every edge as columns of rows (positions in the vector tables) and weights,
+        the way graph.json stores them; summary edges follow from ``summaries``."""
+        def plain(values):
+            return values.tolist() if isinstance(values, np.ndarray) else list(values)
+
+        adjacent, structure = plain(self._adjacent), plain(self._structure)
+        return {
+            "links": {"content": plain(self._link_content), "concept": plain(self._link_concept), "weight": list(self._link_weight)},
+            "concept_edges": {"a": [a for a, _ in adjacent], "b": [b for _, b in adjacent], "weight": list(self._adjacent_weight)},
+            "structure": {"source": [a for a, _ in structure], "target": [b for _, b in structure], "kind": list(self._structure_kind)},
+        }
+
+    @classmethod
+    def from_columns(cls, *, config: LoomConfig, embedding_model: str | None, turn: int, metadata: dict[str, Any],
+                     next_ids: dict[str, int], content_vectors: VectorTable, concept_vectors: VectorTable,
+                     chunk_vectors: dict[str, np.ndarray], links: tuple, adjacent: tuple, structure: tuple,
+                     summaries: dict[str, str], paths: list[str | None], lexical: LexicalIndex,
+                     lazy_nodes: Callable[["LoomGraph"], Any], text_loader: Callable[[str], str]) -> "LoomGraph":
+        """A graph from stored columns (the loader's entry; nothing is validated here).
+
+        ``links`` is (content rows, concept rows, weights), ``adjacent`` (row pairs,
+        weights), ``structure`` (row pairs, kinds). Node objects and the networkx graph are
+        built on first use by what ``lazy_nodes(graph)`` returns.
+        """
+        graph = cls(config=config, embedding_model=embedding_model)
+        graph.turn, graph.metadata = turn, metadata
+        graph._next.update(next_ids)
+        graph.content_vectors, graph.concept_vectors, graph.chunk_vectors = content_vectors, concept_vectors, chunk_vectors
+        graph._link_content, graph._link_concept, graph._link_weight = links
+        graph._adjacent, graph._adjacent_weight = adjacent
+        graph._structure, graph._structure_kind = structure
+        graph._summaries, graph._paths, graph.lexical = dict(summaries), paths, lexical
+        graph._lazy = lazy_nodes(graph)
+        graph._text_loader = text_loader
+        graph._touch()
+        return graph
+
     # -- comparison and printing ------------------------------------------------------------
     def records(self) -> dict[str, Any]:
         """Everything but the vectors and texts, as plain data."""

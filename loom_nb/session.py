@@ -698,7 +698,7 @@ class Session(Displayable):
         if not files:
             return ""
         # chat turns add no files: the map only changes when the workspace is (re)indexed
-        key = (state.get("commit"), len(files), sum(map(len, files.values())), len(graph._structure), max_tokens)
+        key = (state.get("commit"), len(files), sum(map(len, files.values())), graph.structure_count, max_tokens)
         if self._workspace_cache is not None and self._workspace_cache[0] == key:
             return self._workspace_cache[1]
         arrays = graph.arrays()

@@ -140,11 +140,6 @@ def _config_from(data: dict[str, Any] | None) -> LoomConfig:
     return LoomConfig(**data)
 
 
-def _plain(values) -> list:
-    """A list for JSON (a loaded graph keeps its edge endpoints as numpy arrays)."""
-    return values.tolist() if isinstance(values, np.ndarray) else values
-
-
 def _dumps(doc: dict[str, Any]) -> bytes:
     try:
         import orjson
@@ -293,7 +288,7 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
         "embedding": {"model": graph.embedding_model, "dim": int(dim)},
         "config": _config_to_dict(graph.config),
         "turn": graph.turn,
-        "next_ids": dict(graph._next),
+        "next_ids": graph.next_ids,
         "metadata": graph.metadata,
         "vectors": {
             **{name: {"file": rel, "rows": int(array.shape[0])} for (name, rel), array in zip(files.items(), (content, concepts, chunks))},
@@ -303,17 +298,7 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
         },
         "concepts": _concept_columns([graph.node(i) for i in graph.concept_vectors.ids]),
         "content": _content_columns(content_nodes),
-        "links": {"content": _plain(graph._link_content), "concept": _plain(graph._link_concept), "weight": graph._link_weight},
-        "concept_edges": {
-            "a": [a for a, _ in _plain(graph._adjacent)],
-            "b": [b for _, b in _plain(graph._adjacent)],
-            "weight": graph._adjacent_weight,
-        },
-        "structure": {
-            "source": [a for a, _ in _plain(graph._structure)],
-            "target": [b for _, b in _plain(graph._structure)],
-            "kind": graph._structure_kind,
-        },
+        **graph.edge_columns(),
         "scores": scores or {},
     }
     try:
@@ -383,14 +368,17 @@ class LazyNodes:
     nodes it loads. Asking for the networkx graph builds every node (see LoomGraph.nx).
     """
 
-    def __init__(self, graph: LoomGraph, concepts: dict[str, list], content: dict[str, list]):
+    def __init__(self, graph: LoomGraph, concepts: dict[str, list], content: dict[str, list],
+                 links: tuple, adjacent: tuple, structure: tuple, summaries: dict[str, str]):
         # a proxy, not a reference: graph._lazy -> self -> graph would be a cycle, and a
         # 50k-node graph would then wait for the cycle collector instead of being freed
         self.graph = weakref.proxy(graph)
         self.concepts = concepts
         self.content = content
+        # the stored edges, as loaded: the graph is built from these before it may change
+        self.links, self.adjacent, self.structure, self.summaries = links, adjacent, structure, summaries
         self.cache: dict[str, ConceptNode | ContentNode] = {}
-        link_content = np.asarray(graph._link_content, dtype=np.int64)
+        link_content = np.asarray(links[0], dtype=np.int64)
         self._link_order = np.argsort(link_content, kind="stable")
         self._link_ptr = np.zeros(len(content["id"]) + 1, dtype=np.int64)
         self._link_ptr[1:] = np.cumsum(np.bincount(link_content, minlength=len(content["id"])))
@@ -416,7 +404,8 @@ class LazyNodes:
     def _linked(self, row: int) -> list[tuple[str, float]]:
         g = self.graph
         positions = self._link_order[self._link_ptr[row] : self._link_ptr[row + 1]]
-        pairs = [(g.concept_vectors.ids[g._link_concept[p]], g._link_weight[p]) for p in positions]
+        _, link_concept, link_weight = self.links
+        pairs = [(g.concept_vectors.ids[link_concept[p]], link_weight[p]) for p in positions]
         # the order at link time: by similarity, then concept creation order
         return sorted(pairs, key=lambda cw: (-cw[1], _id_number(cw[0])))
 
@@ -457,14 +446,14 @@ class LazyNodes:
         """Every edge with its networkx attributes, direction and time taken from its node."""
         g = self.graph
         content_ids, concept_ids = g.content_vectors.ids, g.concept_vectors.ids
-        for c, k, w in zip(g._link_content, g._link_concept, g._link_weight):
+        for c, k, w in zip(*self.links):
             node = self.node(content_ids[c])
             yield node.id, concept_ids[k], {"kind": "link", "weight": w, "direction": node.provenance.direction, "created": node.created}
-        for (a, b), w in zip(g._adjacent, g._adjacent_weight):
+        for (a, b), w in zip(*self.adjacent):
             yield concept_ids[a], concept_ids[b], {"kind": "concept", "weight": w, "created": self.node(concept_ids[a]).created}
-        for source, summary in g._summaries.items():
+        for source, summary in self.summaries.items():
             yield summary, source, {"kind": "summarizes", "weight": 1.0, "created": self.node(summary).created}
-        for (a, b), kind in zip(g._structure, g._structure_kind):
+        for (a, b), kind in zip(*self.structure):
             yield content_ids[a], content_ids[b], {"kind": kind, "weight": 1.0, "source": content_ids[a], "target": content_ids[b]}
 
 
@@ -666,46 +655,39 @@ def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | No
     if not set(structure["kind"]) <= set(STRUCTURE_KINDS):
         raise SessionFormatError(path, f"unknown structure edge kinds {sorted(set(structure['kind']) - set(STRUCTURE_KINDS))}")
 
-    graph = LoomGraph(config=config, embedding_model=model)
-    graph.turn = int(doc.get("turn", 0))
-    graph.metadata = dict(doc.get("metadata", {}))
-    graph._next.update(doc.get("next_ids", {}))
-    graph.content_vectors = VectorTable.from_arrays(content["id"], content_vecs, cols)
-    graph.concept_vectors = VectorTable.from_arrays(concepts["id"], concept_vecs)
-    if len(graph.content_vectors.index) != n_content or len(graph.concept_vectors.index) != n_concepts:
+    content_table = VectorTable.from_arrays(content["id"], content_vecs, cols)
+    concept_table = VectorTable.from_arrays(concepts["id"], concept_vecs)
+    if len(content_table.index) != n_content or len(concept_table.index) != n_concepts:
         raise SessionFormatError(path, "node ids are not unique")
-    if graph.content_vectors.index.keys() & graph.concept_vectors.index.keys():
+    if content_table.index.keys() & concept_table.index.keys():
         raise SessionFormatError(path, "a concept and a content node share an id")
     if link_w.size != n_links or pair_w.size != n_adjacent:
         raise SessionFormatError(path, "an edge weight column has the wrong length")
-    graph._link_content, graph._link_concept, graph._link_weight = link_c, link_k, list(links["weight"])
-    graph._adjacent, graph._adjacent_weight = pairs, list(edges["weight"])
-    graph._structure, graph._structure_kind = struct, list(structure["kind"])
+    summaries = {}
     for node_id, source in zip(content["id"], content.get("summary_of") or ()):
         if source is not None:
-            if source not in graph.content_vectors.index:
+            if source not in content_table.index:
                 raise SessionFormatError(path, f"{node_id} summarises {source!r}, which is not in the graph")
-            graph._summaries[source] = node_id
-    offset = 0
+            summaries[source] = node_id
+    chunk_vectors, offset = {}, 0
     for node_id, rows in vec.get("chunk_rows", []):
-        graph.chunk_vectors[node_id] = chunk_vecs[offset : offset + rows]
+        chunk_vectors[node_id] = chunk_vecs[offset : offset + rows]
         offset += rows
     references, metas = content.get("reference"), content.get("meta")
     if references is None and metas is None:  # chat-only sessions: no files at all
-        graph._paths = [None] * n_content
+        paths = [None] * n_content
     else:
         references, metas = references or [None] * n_content, metas or [None] * n_content
-        graph._paths = [ref["file"] if ref else (meta or {}).get("path") for ref, meta in zip(references, metas)]
-    graph.lexical = _load_lexical(folder, vec.get("lexical") if lexical else None, n_content)
-    graph._lazy = LazyNodes(graph, concepts, content)
+        paths = [ref["file"] if ref else (meta or {}).get("path") for ref, meta in zip(references, metas)]
 
     content_dir = folder / "content"
     version = doc["schema_version"]
+    holder: list[LoomGraph] = []
 
     def load_text(node_id: str) -> str:
         """The node's text from ``content/``, served only if it still has the hash
         graph.json holds: a missing, edited or damaged file leaves the node out."""
-        sha = graph.node(node_id).sha256
+        sha = holder[0].node(node_id).sha256
         text_path = content_dir / content_name(node_id, sha, version)
         try:
             text = text_path.read_bytes().decode("utf-8", "replace")
@@ -717,9 +699,19 @@ def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | No
             raise StaleReferenceError(f"{node_id}: {text_path} no longer matches the sha256 in graph.json (edited or damaged); it is left out")
         return text
 
-    graph._text_loader = load_text
+    links_cols = (link_c, link_k, list(links["weight"]))
+    adjacent_cols = (pairs, list(edges["weight"]))
+    structure_cols = (struct, list(structure["kind"]))
+    graph = LoomGraph.from_columns(
+        config=config, embedding_model=model, turn=int(doc.get("turn", 0)), metadata=dict(doc.get("metadata") or {}),
+        next_ids=doc.get("next_ids", {}), content_vectors=content_table, concept_vectors=concept_table,
+        chunk_vectors=chunk_vectors, links=links_cols, adjacent=adjacent_cols, structure=structure_cols,
+        summaries=summaries, paths=paths, lexical=_load_lexical(folder, vec.get("lexical") if lexical else None, n_content),
+        lazy_nodes=lambda g: LazyNodes(g, concepts, content, links_cols, adjacent_cols, structure_cols, summaries),
+        text_loader=load_text,
+    )
+    holder.append(graph)
     graph.saved_as = (str(folder.resolve()), int(doc.get("generation", 0)))
-    graph._version += 1
     return graph, doc
 
 

@@ -243,10 +243,10 @@ def index_workspace(
     state["units_version"] = UNITS_VERSION
     state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh
     graph.metadata["workspace"] = state
-    if todo or stale_paths or len(graph._structure) == 0:
+    if todo or stale_paths or graph.structure_count == 0:
         report.structure_edges = link_structure(graph, files)
     else:
-        report.structure_edges = len(graph._structure)
+        report.structure_edges = graph.structure_count
     graph.lexical.compact()
     report.concepts = len(graph.concept_vectors)
     report.seconds = time.perf_counter() - started
