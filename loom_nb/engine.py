@@ -19,7 +19,7 @@ from .classify import Classification, classify, split_input
 from .config import LoomConfig, Weights
 from .embed import CachedEmbedder, Embedder, default_embedder, embedder_for, embedder_named
 from .errors import EmbeddingMismatchError, LoomError
-from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, clean_text
+from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, chunk_mean, clean_text
 from .core.display import Displayable
 from .core.modes import Mode, get_mode
 from .core.query import Query
@@ -396,8 +396,7 @@ class Loom(Displayable):
         if tokens > config.large_node_tokens:
             spans = chunk_spans(text, config.chunk_tokens)
             chunk_vecs = self.embedder.embed([text[s:e] for s, e in spans])
-            mean = chunk_vecs.mean(axis=0)
-            vector = mean / (np.linalg.norm(mean) or 1.0)
+            vector = chunk_mean(chunk_vecs)
         else:
             vector = self.embedder.embed([text])[0]
         return self.graph.add_content(text, vector, tokens=tokens, chunks=spans, chunk_vectors=chunk_vecs, **kwargs)

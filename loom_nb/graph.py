@@ -23,7 +23,7 @@ import numpy as np
 
 from .config import CONTENT_TYPES, LoomConfig
 from .errors import EmbeddingMismatchError, LoomError, UnknownNodeError
-from .lexical import LexicalIndex
+from .lexical import STOPWORDS, LexicalIndex
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,17 @@ def clean_text(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def chunk_mean(chunk_vectors: np.ndarray) -> np.ndarray:
+    """A large node's own vector: the unit mean of its chunks' vectors (the direction they
+    share), so it ranks by everything it holds, not by its first window.
+
+    >>> [round(float(x), 3) for x in chunk_mean(np.array([[1.0, 0.0], [0.0, 1.0]]))]
+    [0.707, 0.707]
+    """
+    mean = np.asarray(chunk_vectors, dtype=np.float32).mean(axis=0)
+    return mean / (np.linalg.norm(mean) or 1.0)
 
 
 def clean_value(value: Any) -> Any:
@@ -154,16 +165,12 @@ class ContentNode:
 
 # -- concept names -----------------------------------------------------------------------
 
-_STOP = frozenset(
-    """a about above after again all also am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers him his how i if in into is it its itself just let me
-    more most my no nor not now of off on once only or other our out over own same she should so
-    some such than that the their them then there these they this those through to too under
-    until up very was we were what when where which while who whom why will with would you your
-    yours self none true false return def class import from get set new use using used one two
+_STOP = STOPWORDS | frozenset(
+    """self none true false return def class import from get set new use using used one two
     value values data file line lines""".split()
 )
+"""Words that never name a concept: the lexical index's English stopwords, and words every
+piece of code or data is full of."""
 _TERM = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 

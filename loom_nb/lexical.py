@@ -50,7 +50,7 @@ MIN_STEM_CHARS = 4
 """A stem must have this many characters to count as a mention: 'io' or 'cli' are ordinary
 words in a question far more often than they are a reference to ``io.py`` or ``cli.py``."""
 
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     """a about above after again against all also am an and any are aren as at be because been
     before being below between both but by can cannot could couldn did didn do does doesn doing
     don down during each few for from further had has have having he her here hers herself him
@@ -180,13 +180,13 @@ def _token_terms(token: str) -> tuple[str, ...]:
     segments = token.split(".")
     if len(segments) > 1:
         whole = token.lower()
-        if whole not in _STOPWORDS:
+        if whole not in STOPWORDS:
             out.append(whole)
     for segment in segments:
         parts = split_identifier(segment)
-        if len(parts) > 1 or (parts and segment.lower() != parts[0] and segment.lower() not in _STOPWORDS):
+        if len(parts) > 1 or (parts and segment.lower() != parts[0] and segment.lower() not in STOPWORDS):
             out.append(segment.lower())  # the identifier as written: count_tokens, __version__
-        out.extend(_stem(p) for p in parts if len(p) > 1 and p not in _STOPWORDS)
+        out.extend(_stem(p) for p in parts if len(p) > 1 and p not in STOPWORDS)
     return tuple(out)
 
 

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import LoomError
-from ..graph import Provenance, Reference, sha256_text
+from ..graph import Provenance, Reference, chunk_mean, sha256_text
 from ..pack import chunk_spans
 from ..tokens import count_tokens_many, truncate_to_tokens
 from .git import changed_since, dirty_files, head_commit
@@ -202,8 +202,7 @@ def index_workspace(
             position += 1
             if spans:
                 chunk_vecs = vectors[first : first + len(spans)]
-                mean = chunk_vecs.mean(axis=0)
-                vector = mean / (np.linalg.norm(mean) or 1.0)
+                vector = chunk_mean(chunk_vecs)
             else:
                 chunk_vecs, vector = None, vectors[first]
             node, _ = graph.add_content(

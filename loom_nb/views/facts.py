@@ -9,6 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from ..rank import staleness_signal
+
 PREVIEW_LINES = 12
 
 
@@ -91,7 +95,6 @@ def content_facts(loom, node_id: str) -> ContentFacts:
     g = loom.graph
     node = g.node(node_id)
     config = g.config
-    age = max(g.turn - node.last_access_turn, 0)
     concepts = [Related(cid, g.node(cid).name, float(sim)) for cid, sim in g.concepts_of(node.id)]
     near = None
     threshold = None
@@ -113,7 +116,7 @@ def content_facts(loom, node_id: str) -> ContentFacts:
     structure = [Related(nb, g.node(nb).title, None, kind) for nb, kind in g.structure_of(node.id)[:12]]
     return ContentFacts(
         id=node.id, title=node.title, type=node.type, tokens=node.tokens, created=str(node.created),
-        last_access_turn=node.last_access_turn, turn=g.turn, staleness=0.5 ** (age / config.staleness_half_life),
+        last_access_turn=node.last_access_turn, turn=g.turn, staleness=float(staleness_signal(np.array([node.last_access_turn]), g.turn, config.staleness_half_life)[0]),
         half_life=config.staleness_half_life, source=node.provenance.source, direction=node.provenance.direction,
         reason=node.provenance.reason, concepts=concepts, near_miss=near, threshold=threshold,
         reference=f"{ref.file}:{ref.lines[0]}-{ref.lines[1]}" if ref is not None else None,

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..config import SIGNALS
 from .html import COLOURS
+from .text import clip
 
 DECISION_COLOURS = {
     "loaded": "#2ca02c",
@@ -31,11 +32,6 @@ def _go():
     return go
 
 
-def _short(text: str, width: int = 48) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def contributions_figure(result, top: int = 20):
     """Stacked bars: each signal's contribution to the score of the ``top`` nodes.
 
@@ -44,14 +40,14 @@ def contributions_figure(result, top: int = 20):
     """
     go = _go()
     rows = result.rows(top)[::-1]  # plotly draws horizontal bars bottom-up
-    labels = [f"{r.node_id} · {_short(r.title, 40)} [{r.decision}]" for r in rows]
+    labels = [f"{r.node_id} · {clip(r.title, 40)} [{r.decision}]" for r in rows]
     fig = go.Figure()
     for name in SIGNALS:
         values = [r.contributions[name] for r in rows]
         if any(values):
             fig.add_bar(y=labels, x=values, name=name, orientation="h", marker_color=COLOURS[name],
                         hovertemplate=f"{name}: %{{x:.3f}}<extra></extra>")
-    fig.update_layout(barmode="stack", title=f"Signal contributions — {_short(result.query, 60)}",
+    fig.update_layout(barmode="stack", title=f"Signal contributions — {clip(result.query, 60)}",
                       xaxis_title="score", height=max(300, 26 * len(rows) + 120), legend_title="signal")
     return fig
 
@@ -120,12 +116,12 @@ def embedding_map(loom, result=None, max_points: int = 5000, seed: int = 7):
     for key, members in groups.items():
         fig.add_scatter(x=xy[members, 0], y=xy[members, 1], mode="markers", name=key,
                         marker={"size": 7, "color": DECISION_COLOURS.get(key)},
-                        text=[f"{ids[k]}: {_short(graph.node(ids[k]).title)}" for k in members],
+                        text=[f"{ids[k]}: {clip(graph.node(ids[k]).title, 48)}" for k in members],
                         hovertemplate="%{text}<extra></extra>")
     offset = len(ids)
     fig.add_scatter(x=xy[offset:, 0], y=xy[offset:, 1], mode="markers", name="concept",
                     marker={"size": 11, "symbol": "diamond", "color": "#7f7f7f"},
-                    text=[f"{c.id}: {_short(c.name)}" for c in graph.concept_nodes()],
+                    text=[f"{c.id}: {clip(c.name, 48)}" for c in graph.concept_nodes()],
                     hovertemplate="%{text}<extra></extra>")
     fig.update_layout(title="Concepts and content in embedding space (PCA)", xaxis_title="PC 1", yaxis_title="PC 2")
     return fig

@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from ..config import SIGNALS
+from .text import clip
 
 __all__ = ["COLOURS", "classification_html", "concept_html", "content_html", "escape", "loom_html", "node_html", "render", "result_html"]
 
@@ -74,7 +75,7 @@ def loom_html(loom) -> str:
             f"{c['edges']:,} edges · embedder <code>{escape(f.embedder)}</code> · threshold {f.threshold} · turn {f.turn}")
     types = " · ".join(f"{escape(t)} {n:,}" for t, n in f.types.items())
     concepts = _table(["concept", "name", "content", "description"],
-                      [[escape(k.id), escape(k.label), str(int(k.weight)), escape(_short(k.detail, 80))] for k in f.concepts])
+                      [[escape(k.id), escape(k.label), str(int(k.weight)), escape(clip(k.detail, 80))] for k in f.concepts])
     largest = _table(["node", "type", "tokens", "title"],
                      [[escape(n.id), escape(n.detail), f"{int(n.weight):,}", escape(n.label)] for n in f.largest])
     parts = [f"{STYLE}<div class='loom-session'>{head}"]
@@ -102,7 +103,7 @@ def content_html(loom, node_id: str) -> str:
          escape(f" — last used at turn {f.last_access_turn}, now turn {f.turn} (half-life {f.half_life:g} turns)")),
     ]
     if f.reference is not None:
-        facts.append(("reference", f"<code>{escape(f.reference)}</code> <code>{escape(_short(f.signature, 80))}</code>"))
+        facts.append(("reference", f"<code>{escape(f.reference)}</code> <code>{escape(clip(f.signature, 80))}</code>"))
     colour = "#d62728" if f.freshness.startswith(("stale", "text unavailable")) else "#2ca02c"
     facts.append(("text", f'<span style="color:{colour}">{escape(f.freshness)}</span>'))
     if f.summary_of:
@@ -162,7 +163,7 @@ def classification_html(c) -> str:
     signals = _table(["signal", "value"], [[escape(k), f"{v:.3f}" if isinstance(v, float) else escape(str(v))]
                                            for k, v in c.signals.items()])
     segments = _table(["segment", "lines", "first line"],
-                      [[escape(s.kind), f"{s.start_line}-{s.end_line}", escape(_short(s.text.strip().split(chr(10))[0] if s.text.strip() else "", 60))]
+                      [[escape(s.kind), f"{s.start_line}-{s.end_line}", escape(clip(s.text.strip().split(chr(10))[0] if s.text.strip() else "", 60))]
                        for s in c.segments])
     reasons = "".join(f"<li>{escape(r)}</li>" for r in c.reasons)
     return (
@@ -171,11 +172,6 @@ def classification_html(c) -> str:
         f"<div><b>Reasons</b></div><ul style='margin:2px 0'>{reasons}</ul>"
         f"<details><summary>signals</summary>{signals}</details></div>"
     )
-
-
-def _short(text: str, width: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 

@@ -12,8 +12,14 @@ _SHORT = {
 }
 
 
-def _cut(text: str, width: int) -> str:
-    text = " ".join(text.split())
+def clip(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis (every view's
+    titles and reasons).
+
+    >>> clip("a   long\\ntitle", 7)
+    'a long…'
+    """
+    text = " ".join(str(text).split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -32,7 +38,7 @@ def table_text(result, limit: int = 15) -> str:
     for row in result.rows(limit):
         contrib = " ".join(f"{row.contributions[s]:5.2f}" for s in SIGNALS)
         lines.append(
-            f"{row.rank:>3} {row.node_id:<7} {row.type:<14} {row.tokens:>6} {row.score:6.3f}  {contrib}  {row.decision}: {_cut(row.reason, 48)}"
+            f"{row.rank:>3} {row.node_id:<7} {row.type:<14} {row.tokens:>6} {row.score:6.3f}  {contrib}  {row.decision}: {clip(row.reason, 48)}"
         )
     if len(result.ranking) > limit:
         lines.append(f"    … {len(result.ranking) - limit} more nodes")
@@ -70,24 +76,24 @@ def loom_text(loom) -> str:
     if f.concepts:
         lines.append("  concepts (most content first):")
         for k in f.concepts:
-            lines.append(f"    {k.id:<6} {_cut(k.label, 30):<30} {int(k.weight):>3} nodes  {_cut(k.detail, 50)}")
+            lines.append(f"    {k.id:<6} {clip(k.label, 30):<30} {int(k.weight):>3} nodes  {clip(k.detail, 50)}")
     if f.largest:
         lines.append("  largest content nodes:")
         for n in f.largest:
-            lines.append(f"    {n.id:<6} {n.detail:<14} {int(n.weight):>6} tok  {_cut(n.label, 50)}")
+            lines.append(f"    {n.id:<6} {n.detail:<14} {int(n.weight):>6} tok  {clip(n.label, 50)}")
     return "\n".join(lines)
 
 
 def concept_text(loom, concept_id: str) -> str:
     """A concept: its description, the content linked to it, its neighbour concepts."""
     f = concept_facts(loom, concept_id)
-    lines = [f"Concept {f.id}: {f.name}", f"  {_cut(f.description, 96)}", f"  created {f.created}"
-             + (f"; founded by {f.origin.id} {_cut(f.origin.label, 50)!r}" if f.origin else "")]
+    lines = [f"Concept {f.id}: {f.name}", f"  {clip(f.description, 96)}", f"  created {f.created}"
+             + (f"; founded by {f.origin.id} {clip(f.origin.label, 50)!r}" if f.origin else "")]
     lines.append(f"  content ({len(f.content)} nodes, {f.tokens:,} tokens; link similarity):")
-    lines.extend(f"    {r.id:<6} {r.weight:.3f}  {_cut(r.label, 56):<56} {r.detail}" for r in f.content)
+    lines.extend(f"    {r.id:<6} {r.weight:.3f}  {clip(r.label, 56):<56} {r.detail}" for r in f.content)
     if f.neighbours:
         lines.append("  neighbour concepts (cosine):")
-        lines.extend(f"    {r.id:<6} {r.weight:.3f}  {_cut(r.label, 40):<40} {r.detail}" for r in f.neighbours)
+        lines.extend(f"    {r.id:<6} {r.weight:.3f}  {clip(r.label, 40):<40} {r.detail}" for r in f.neighbours)
     else:
         lines.append("  neighbour concepts: none at or above the concept-edge floor")
     return "\n".join(lines)
@@ -106,7 +112,7 @@ def content_text(loom, node_id: str) -> str:
     if f.near_miss is not None:
         lines.append(f"  near miss: {f.near_miss.id} {f.near_miss.label!r} ({f.near_miss.weight:.3f} < {f.threshold})")
     if f.reference is not None:
-        lines.append(f"  reference: {f.reference}  {_cut(f.signature, 60)}")
+        lines.append(f"  reference: {f.reference}  {clip(f.signature, 60)}")
     lines.append(f"  text: {f.freshness}")
     if f.summary_of:
         lines.append(f"  summary of {f.summary_of}")
