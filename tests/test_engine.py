@@ -220,3 +220,12 @@ def test_excluded_nodes_stay_out_even_when_leftover_budget_is_filled():
     result = loom.query("refresh tokens", budget=5000, mode="fused", exclude=ids[:2], exclude_reason="in the history")
     assert set(result.loaded) == set(ids[2:])
     assert [result.decision(n).reason for n in ids[:2]] == ["in the history", "in the history"]
+
+
+def test_adding_a_non_string_says_what_it_got():
+    # Loom.add's `type=` parameter shadows the builtin: the message once called type(text)
+    # and raised "'str' object is not callable" instead of saying what was wrong
+    from loom_nb import HashingEmbedder, Loom
+
+    with pytest.raises(TypeError, match="text must be str, got int"):
+        Loom(embedder=HashingEmbedder()).add(123)
