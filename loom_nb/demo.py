@@ -19,6 +19,7 @@ import json
 import shutil
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 from .config import LoomConfig
@@ -63,7 +64,7 @@ def build_session(sample: Path, out: Path, embedder: Embedder | None = None, *, 
     loom = Loom(out, embedder=embedder, config=config)
     if "workspace" in spec:
         name = spec["workspace"]
-        shutil.copytree(sample / name, out / name, ignore=shutil.ignore_patterns("__pycache__"))
+        snapshot_into(sample, name, out)
         report = loom.index(out / name, progress=False)
         loom.graph.metadata["workspace"]["root"] = name
         if verbose:
@@ -103,6 +104,28 @@ def _sample_dir(name: str | Path) -> Path:
     return folder
 
 
+def snapshot_into(sample: Path, name: str, target: Path) -> Path:
+    """A sample's workspace, laid out at ``target / name``: a folder is copied, a
+    ``NAME.zip`` snapshot extracted.
+
+    The loom-nb-code sample keeps its snapshot of the package zipped, so that grep,
+    go-to-definition, linters and duplicate finders do not take it for a second copy of
+    the package (it is data: the files its references point to).
+    """
+    out = target / name
+    if (sample / name).is_dir():
+        shutil.copytree(sample / name, out, ignore=shutil.ignore_patterns("__pycache__"))
+    elif (sample / f"{name}.zip").is_file():
+        with zipfile.ZipFile(sample / f"{name}.zip") as archive:
+            for member in archive.infolist():  # our own archive, but never write outside out/
+                if member.filename.startswith("/") or ".." in Path(member.filename).parts:
+                    raise LoomError(f"{sample / name}.zip: member {member.filename!r} leaves the workspace")
+            archive.extractall(out)
+    else:
+        raise LoomError(f"{sample} has no {name}/ or {name}.zip: run tools/build_sample_sessions.py --refresh-code")
+    return out
+
+
 def open_sample(name: str = "auth-debugging", *, copy: bool = True, embedder: Embedder | None = None) -> Loom:
     """Open a ready sample session (``sample_sessions/NAME``) without building anything.
 
@@ -126,7 +149,9 @@ def open_sample(name: str = "auth-debugging", *, copy: bool = True, embedder: Em
         target = Path(tempfile.mkdtemp(prefix=f"loom-{folder.name}-")) / folder.name
         spec = json.loads((folder / "session.json").read_text(encoding="utf-8"))
         target.mkdir()
-        for entry in (*SESSION_ENTRIES, "session.json", spec.get("workspace")):
+        if spec.get("workspace"):
+            snapshot_into(folder, spec["workspace"], target)
+        for entry in (*SESSION_ENTRIES, "session.json"):
             if entry and (folder / entry).is_dir():
                 shutil.copytree(folder / entry, target / entry, ignore=shutil.ignore_patterns("__pycache__"))
             elif entry and (folder / entry).is_file():
@@ -136,6 +161,8 @@ def open_sample(name: str = "auth-debugging", *, copy: bool = True, embedder: Em
     root = loom.graph.metadata.get("workspace", {}).get("root")
     if root and not Path(root).is_absolute():  # stored relative to the session folder
         loom.graph.workspace = folder / root
+        if not loom.graph.workspace.is_dir():  # read in place from a zipped snapshot: unpack it aside
+            loom.graph.workspace = snapshot_into(folder, root, Path(tempfile.mkdtemp(prefix=f"loom-{folder.name}-")))
     if not copy:
         loom.folder = None  # read in place: never written back
     return loom

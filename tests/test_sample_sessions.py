@@ -88,3 +88,12 @@ def test_the_code_sample_points_into_its_own_snapshot():
 def test_an_unknown_sample_names_the_known_ones():
     with pytest.raises(LoomError, match="auth-debugging"):
         open_sample("no-such-sample")
+
+
+def test_the_code_snapshot_is_data_not_a_second_package():
+    # zipped, so grep, linters and duplicate finders do not take it for loom_nb's modules
+    folder = SAMPLES / "loom-nb-code"
+    assert not list(folder.rglob("*.py")) and (folder / "workspace.zip").is_file()
+    in_place = open_sample("loom-nb-code", copy=False)  # unpacked aside, the sample untouched
+    assert SAMPLES not in in_place.graph.workspace.parents
+    assert (in_place.graph.workspace / "rank.py").is_file()

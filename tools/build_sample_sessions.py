@@ -3,10 +3,10 @@
     .venv/bin/python tools/build_sample_sessions.py [NAME ...] [--refresh-code]
 
 Each folder under sample_sessions/ holds a ``session.json`` and what it is built from (its
-``sources/``, or for loom-nb-code a ``workspace/`` snapshot of part of the package). Each is
+``sources/``, or for loom-nb-code a ``workspace.zip`` snapshot of part of the package). Each is
 built into a temporary folder with the default MiniLM embedder (outside any git repository,
 so git state plays no part), then its session files replace the ones in the sample folder.
-``--refresh-code`` first copies the listed modules of loom_nb/ into loom-nb-code/workspace/
+``--refresh-code`` first snapshots the listed modules of loom_nb/ into loom-nb-code/workspace.zip
 again (the snapshot is otherwise left as committed, so the session never goes stale).
 
 tests/test_sample_sessions.py rebuilds every sample the same way and checks that the
@@ -20,6 +20,7 @@ import shutil
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,14 +30,20 @@ from loom_nb.demo import SAMPLES, SESSION_ENTRIES, build_session, sample_names, 
 
 
 def refresh_code(name: str = "loom-nb-code") -> None:
+    """Snapshot the listed modules of loom_nb/ into the sample's ``workspace.zip``: zipped,
+    so that tools do not take the snapshot for a second copy of the package. Entries are
+    sorted and dated 1980-01-01, so the same files always make the same archive."""
     spec = sample_spec(name)
-    workspace = SAMPLES / name / spec["workspace"]
-    if workspace.exists():
-        shutil.rmtree(workspace)
-    workspace.mkdir(parents=True)
-    for module in spec["modules"]:
-        shutil.copy(ROOT / "loom_nb" / module, workspace / module)
-    print(f"copied {len(spec['modules'])} modules of loom_nb/ into {workspace.relative_to(ROOT)}")
+    archive = SAMPLES / name / f"{spec['workspace']}.zip"
+    folder = SAMPLES / name / spec["workspace"]
+    if folder.exists():
+        shutil.rmtree(folder)  # the snapshot's older, unzipped form
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as out:
+        for module in sorted(spec["modules"]):
+            info = zipfile.ZipInfo(module, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            out.writestr(info, (ROOT / "loom_nb" / module).read_bytes())
+    print(f"snapshot {len(spec['modules'])} modules of loom_nb/ into {archive.relative_to(ROOT)}")
 
 
 def size_of(folder: Path, entries=SESSION_ENTRIES) -> int:
@@ -74,10 +81,10 @@ def make(name: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="samples to build (default: all)")
-    parser.add_argument("--refresh-code", action="store_true", help="copy loom_nb/ modules into loom-nb-code/workspace first")
+    parser.add_argument("--refresh-code", action="store_true", help="snapshot loom_nb/ modules into loom-nb-code/workspace.zip first")
     args = parser.parse_args(argv)
     names = args.names or sample_names()
-    if args.refresh_code or not (SAMPLES / "loom-nb-code" / "workspace").exists():
+    if args.refresh_code or not (SAMPLES / "loom-nb-code" / "workspace.zip").exists():
         refresh_code()
     for name in names:
         make(name)
