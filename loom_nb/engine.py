@@ -326,6 +326,8 @@ class Loom(Displayable):
         :class:`~loom_nb.errors.SessionLockedError`). The session is saved when the
         block ends without an exception, and left untouched when it raises.
         """
+        if not options.get("create", True) and not (Path(folder) / GRAPH_FILE).exists():
+            cls.open(folder, **options)  # raises "no session here" before the lock makes a folder
         with session_lock(folder, lock_timeout):
             loom = cls.open(folder, **options)
             yield loom

@@ -418,3 +418,10 @@ def test_a_reader_overtaken_by_a_save_loads_the_new_generation_whole(tmp_path):
     graph, doc = load_graph(tmp_path, doc=old)
     assert doc["generation"] == 2 and len(graph.content_vectors) == 2
     assert len(graph.lexical) == 2  # the lexical index of the same generation, not none
+
+
+def test_editing_a_missing_session_without_create_makes_no_folder(tmp_path):
+    with pytest.raises(LoomError, match="no session here"):
+        with Loom.editing(tmp_path / "nothing", embedder=HashingEmbedder(), create=False):
+            pass
+    assert not (tmp_path / "nothing").exists()
