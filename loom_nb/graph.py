@@ -836,6 +836,27 @@ class LoomGraph:
             self.node(node_id).last_access_turn = self.turn
             self.content_vectors.cols[self.content_vectors.index[node_id], TURN] = self.turn
 
+    def access_turns(self) -> np.ndarray:
+        """The last access turn of every content row (a copy)."""
+        return self.content_vectors.cols[:, TURN].copy()
+
+    def rewind(self, turn: int, next_ids: dict[str, int], access_turns: np.ndarray) -> None:
+        """Put the clock, the id counters and the access turns of the first
+        ``len(access_turns)`` rows back as they were (a failed chat turn's rollback; the
+        ids it handed out were never saved, so handing them out again reuses nothing)."""
+        cols, ids = self.content_vectors.cols, self.content_vectors.ids
+        for row in np.flatnonzero(cols[: len(access_turns), TURN] != access_turns):
+            self.node(ids[row]).last_access_turn = int(access_turns[row])
+            cols[row, TURN] = access_turns[row]
+        self.turn = turn
+        self._next = dict(next_ids)
+        self._touch()
+
+    @property
+    def link_weights(self) -> np.ndarray:
+        """The similarity stored on every content-concept link."""
+        return np.asarray(self._link_weight, dtype=float)
+
     def advance_turn(self, turns: int = 1) -> int:
         """Move the graph clock on; staleness is measured in turns."""
         self.turn += turns

@@ -22,8 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from ..graph import TURN
-
 
 @dataclass
 class GraphCheckpoint:
@@ -41,8 +39,8 @@ class GraphCheckpoint:
     @classmethod
     def take(cls, loom) -> "GraphCheckpoint":
         graph = loom.graph
-        return cls(loom, len(graph.content_vectors), graph.turn, dict(graph._next),
-                   graph.content_vectors.cols[:, TURN].copy(), getattr(loom, "_last_query", None))
+        return cls(loom, len(graph.content_vectors), graph.turn, graph.next_ids,
+                   graph.access_turns(), getattr(loom, "_last_query", None))
 
     def rollback(self) -> None:
         """Put the graph back as it was when the checkpoint was taken."""
@@ -50,12 +48,5 @@ class GraphCheckpoint:
         added = list(graph.content_vectors.ids[self.rows:])
         if added:  # newest first: each is the last row, so no kept row moves
             graph.remove_many(added[::-1])
-        columns = graph.content_vectors.cols
-        ids = graph.content_vectors.ids
-        for row in np.flatnonzero(columns[: self.rows, TURN] != self.access[: self.rows]):
-            graph.node(ids[row]).last_access_turn = int(self.access[row])
-            columns[row, TURN] = self.access[row]
-        graph.turn = self.clock
-        graph._next = dict(self.next_ids)
+        graph.rewind(self.clock, self.next_ids, self.access[: self.rows])
         self.loom._last_query = self.last_query
-        graph._touch()

@@ -47,7 +47,7 @@ def threshold_preview(loom, threshold: float) -> str:
         for k in merging[np.argsort(-pair_sims[merging])][:5]:
             a, b = ids[iu[0][k]], ids[iu[1][k]]
             lines.append(f"  {a} {graph.node(a).name!r} ~ {b} {graph.node(b).name!r}: {pair_sims[k]:.3f}")
-    weights = np.asarray(graph._link_weight, dtype=float)
+    weights = graph.link_weights
     if weights.size:
         lines.append(f"{int((weights < threshold).sum())} of {weights.size} content links are below it (would split off)")
     return "\n".join(lines)
