@@ -139,7 +139,13 @@ def two_writers(rounds: int, adds: int = 8) -> dict:
                 children.append(pid)
             os.close(write)
             for pid in children:
-                os.waitpid(pid, 0)
+                deadline = time.monotonic() + 120  # a stuck writer is killed (and counted as died)
+                while not os.waitpid(pid, os.WNOHANG)[0]:
+                    if time.monotonic() > deadline:
+                        os.kill(pid, signal.SIGKILL)
+                        os.waitpid(pid, 0)
+                        break
+                    time.sleep(0.02)
             with os.fdopen(read) as pipe:
                 reports = [json.loads(line) for line in pipe if line.strip()]
             died += sum(r["code"] for r in reports) + (2 - len(reports))

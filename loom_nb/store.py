@@ -245,20 +245,29 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
     with session_lock(folder, lock_timeout):
         previous = _committed(folder)
         here = str(folder.resolve())
-        if previous is not None and graph.saved_as != (here, previous.get("generation", 0)):
-            opened = "" if graph.saved_as is None or graph.saved_as[0] != here else f" (this session was opened at generation {graph.saved_as[1]})"
-            raise SessionConflictError(
-                f"{folder / GRAPH_FILE}: saved by another process since this session was read (generation "
-                f"{previous.get('generation', 0)}){opened}; nothing was written: reopen the session, redo the change and save again"
-                if graph.saved_as is not None and graph.saved_as[0] == here else
-                f"{folder}: already holds another session; open it with Loom.open, or save to an empty folder"
-            )
-        if previous is None and graph.saved_as is not None and graph.saved_as[0] == here:
-            raise SessionConflictError(f"{folder / GRAPH_FILE}: removed since this session was read; nothing was written")
+        _check_no_conflict(graph, folder, here, previous)
         generation = max(_peek_generation(folder / GRAPH_FILE), previous.get("generation", 0) if previous else 0) + 1
         path = _write(graph, folder, generation, previous, cache_items, scores)
         graph.saved_as = (here, generation)
         return path
+
+
+def _check_no_conflict(graph: LoomGraph, folder: Path, here: str, previous: dict[str, Any] | None) -> None:
+    """Raise :class:`SessionConflictError` unless the folder holds exactly what ``graph``
+    was last read from or saved as (or nothing, for a graph that never was)."""
+    ours = graph.saved_as is not None and graph.saved_as[0] == here
+    if previous is None:
+        if ours:
+            raise SessionConflictError(f"{folder / GRAPH_FILE}: removed since this session was read; nothing was written")
+        return
+    generation = previous.get("generation", 0)
+    if not ours:
+        raise SessionConflictError(f"{folder}: already holds another session; open it with Loom.open, or save to an empty folder")
+    if graph.saved_as[1] != generation:
+        raise SessionConflictError(
+            f"{folder / GRAPH_FILE}: saved by another process since this session was read (generation {generation}; "
+            f"this session was opened at generation {graph.saved_as[1]}); nothing was written: reopen the session, "
+            "redo the change and save again")
 
 
 def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, Any] | None, cache_items, scores) -> Path:

@@ -23,6 +23,20 @@ from loom_nb.store import GRAPH_FILE, save_graph
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="kills a forked writer")
 
 
+def wait_for(pid: int, seconds: float = 60.0) -> int:
+    """The exit status of a forked child; a child still running after ``seconds`` (a
+    deadlock, say) is killed and the test fails instead of hanging the suite."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail(f"forked writer {pid} still running after {seconds:g} s")
+
+
 def hashing_loom(folder) -> Loom:
     return Loom.open(folder, embedder=HashingEmbedder())
 
@@ -108,7 +122,7 @@ def _other_process_edits(folder, timeout):
             os.write(write, str(exc).encode()[:4000])
         os._exit(0)
     os.close(write)
-    os.waitpid(pid, 0)
+    wait_for(pid)
     message = os.read(read, 4096).decode()
     os.close(read)
     if message != "ok":
@@ -131,7 +145,7 @@ def test_two_concurrent_writers_lose_no_update(tmp_path):
                 code = 1
             os._exit(code)
         children.append(pid)
-    codes = [os.waitpid(pid, 0)[1] for pid in children]
+    codes = [wait_for(pid) for pid in children]
     assert codes == [0, 0]
     loom = hashing_loom(tmp_path)
     texts = sorted(loom.text(n.id) for n in loom.graph.content_nodes())
