@@ -239,6 +239,9 @@ class LoomConfig:
     def __post_init__(self) -> None:
         if not 0.0 <= self.concept_threshold <= 1.0:
             raise ValueError(f"concept_threshold must be in [0, 1], got {self.concept_threshold}")
+        for name in ("relevance_floor", "concept_relevance", "lexical_relevance", "concept_edge_min"):
+            if not -1.0 <= getattr(self, name) <= 1.0:  # a cosine or a normalised score
+                raise ValueError(f"{name} must be in [-1, 1], got {getattr(self, name)!r}")
         if not 0.0 < self.hop_decay < 1.0:
             raise ValueError(f"hop_decay must be in (0, 1), got {self.hop_decay}")
         if self.staleness_half_life <= 0:
