@@ -200,6 +200,8 @@ def mutations(count: int, seed: int) -> dict:
 
 def outside_bytes() -> dict:
     """Four crafted folders: root "/", root "..", an absolute reference, a symlink swapped in."""
+    from fuzzing import retarget_as_reference
+
     tmp = Path(tempfile.mkdtemp(prefix="loom-escape-"))
     secret = tmp / "secret.txt"
     secret.write_text("root:x:0:0:service configuration\n")
@@ -214,11 +216,7 @@ def outside_bytes() -> dict:
         loom = open_session(folder)
         loom.add("notes about the service configuration", split=False)
         loom.save()
-        doc = json.loads((folder / GRAPH_FILE).read_text())
-        doc["content"]["reference"] = [{"file": file, "lines": [1, 1], "signature": "", "sha256": sha256_text(text)}]
-        doc["content"]["type"] = ["file_reference"]
-        doc["metadata"] = {"workspace": {"root": root, "commit": None, "files": {}}}
-        (folder / GRAPH_FILE).write_text(json.dumps(doc))
+        retarget_as_reference(folder, root, file, sha256_text(text))
         try:
             prompt = open_session(folder).query("service configuration", budget=4000).prompt
         except LoomError:

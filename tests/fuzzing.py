@@ -48,3 +48,18 @@ def mutate_document(doc: dict[str, Any], rng: random.Random, mutations: int | No
         else:
             parent[key] = copy.deepcopy(rng.choice(ODD_VALUES))
     return doc
+
+
+def retarget_as_reference(folder, root: str, file: str, sha256: str, lines: int = 1) -> None:
+    """Rewrite a one-node session's graph.json as an attacker would ship it: the node made a
+    file reference to ``file`` under the workspace ``root``. Shared by the escape tests and
+    the reliability benchmark."""
+    import json
+    from pathlib import Path
+
+    path = Path(folder) / "graph.json"
+    doc = json.loads(path.read_text())
+    doc["content"]["reference"] = [{"file": file, "lines": [1, lines], "signature": "", "sha256": sha256}]
+    doc["content"]["type"] = ["file_reference"]
+    doc["metadata"] = {"workspace": {"root": root, "commit": None, "files": {}}}
+    path.write_text(json.dumps(doc))

@@ -20,6 +20,8 @@ from loom_nb.errors import SessionConflictError, SessionLockedError
 from loom_nb.graph import sha256_text
 from loom_nb.store import GRAPH_FILE, save_graph
 
+from fuzzing import retarget_as_reference
+
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="kills a forked writer")
 
 
@@ -196,14 +198,9 @@ def crafted_session(tmp_path, secret_file: Path, with_hash: bool) -> Path:
     loom = hashing_loom(folder)
     loom.add("notes about the service configuration")
     loom.save()
-    doc = json.loads((folder / GRAPH_FILE).read_text())
     text = secret_file.read_text()
-    content = doc["content"]
-    content["reference"] = [{"file": str(secret_file).lstrip("/"), "lines": [1, text.count("\n") + 1],
-                             "signature": "", "sha256": sha256_text(text.rstrip("\n")) if with_hash else ""}]
-    content["type"] = ["file_reference"]
-    doc["metadata"] = {"workspace": {"root": "/", "commit": None, "files": {}}}
-    (folder / GRAPH_FILE).write_text(json.dumps(doc))
+    retarget_as_reference(folder, "/", str(secret_file).lstrip("/"), sha256_text(text.rstrip("\n")) if with_hash else "",
+                          lines=text.count("\n") + 1)
     return folder
 
 
@@ -439,3 +436,20 @@ def test_editing_a_missing_session_without_create_makes_no_folder(tmp_path):
         with Loom.editing(tmp_path / "nothing", embedder=HashingEmbedder(), create=False):
             pass
     assert not (tmp_path / "nothing").exists()
+
+
+def test_a_save_never_deletes_outside_the_session_folder(tmp_path):
+    # a save reads the committed graph.json without the schema, for its names only: a
+    # hostile name there must not steer the clean-up
+    folder, victim = tmp_path / "s", tmp_path / "victim.npy"
+    victim.write_bytes(b"keep me")
+    loom = hashing_loom(folder)
+    loom.add("a note")
+    loom.save()
+    doc = json.loads((folder / GRAPH_FILE).read_text())
+    doc["vectors"]["cache"] = "../victim.npy"
+    doc["content"]["id"] = ["../../victim"]
+    (folder / GRAPH_FILE).write_text(json.dumps(doc))
+    loom.add("another note")
+    loom.save()
+    assert victim.read_bytes() == b"keep me"
