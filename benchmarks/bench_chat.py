@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_chat.py [--sizes 1000,10000,50000] [--turns 8]
 
 Each turn runs through the real ``ollama`` client against the stand-in server
-(``loom_nb.replay.OllamaStandIn``), so the model costs nothing and what is measured is
+(``loom_nb.chat.replay.OllamaStandIn``), so the model costs nothing and what is measured is
 loom-nb's own work: adding the message, splitting the window into zones, windowing and
 summarising history, ranking and packing, serving callbacks, and writing the chat.
 
@@ -30,8 +30,8 @@ from _report import machine, peak_rss_mb, table  # noqa: E402
 from bench_engine import DIM, build_graph  # noqa: E402
 from loom_nb import Loom  # noqa: E402
 from loom_nb.embed import HashingEmbedder  # noqa: E402
-from loom_nb.replay import OllamaStandIn, default_show  # noqa: E402
-from loom_nb.session import Session  # noqa: E402
+from loom_nb.chat.replay import OllamaStandIn, default_show  # noqa: E402
+from loom_nb.chat.session import Session  # noqa: E402
 
 QUESTIONS = [
     "Why does the retry after a timeout repeat work the worker already finished?",

@@ -38,14 +38,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from loom_nb.config import SIGNALS, LoomConfig  # noqa: E402
+from loom_nb.core.config import SIGNALS, LoomConfig  # noqa: E402
 from loom_nb.embed import HashingEmbedder, MiniLMEmbedder  # noqa: E402
-from loom_nb.graph import LoomGraph  # noqa: E402
+from loom_nb.core.graph import LoomGraph  # noqa: E402
 from loom_nb.core.modes import choose_mode  # noqa: E402
-from loom_nb.pack import explicit_budget, pack  # noqa: E402
-from loom_nb.rank import rank  # noqa: E402
-from loom_nb.store import GRAPH_FILE, load_graph, save_graph  # noqa: E402
-from loom_nb.tokens import count_tokens  # noqa: E402
+from loom_nb.core.pack import explicit_budget, pack  # noqa: E402
+from loom_nb.core.rank import rank  # noqa: E402
+from loom_nb.core.store import GRAPH_FILE, load_graph, save_graph  # noqa: E402
+from loom_nb.core.tokens import count_tokens  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import machine, peak_rss_mb, table  # noqa: E402
@@ -387,7 +387,7 @@ def profiles(graph: LoomGraph, syn: Synthetic, tmp_root: str | None) -> dict[str
 def load_stages(graph: LoomGraph, tmp_root: str | None) -> dict[str, float]:
     """load_graph split by hand into its steps (ms): where the time goes."""
     from loom_nb import store
-    from loom_nb.graph import VectorTable
+    from loom_nb.core.graph import VectorTable
 
     stages = {}
     with tempfile.TemporaryDirectory(prefix="loom-bench-", dir=tmp_root) as tmp:

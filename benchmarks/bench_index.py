@@ -215,7 +215,7 @@ def run_child(spec: dict) -> dict:
     import numpy as np  # noqa: F401  (import cost outside the timings)
 
     from loom_nb import Loom
-    from loom_nb.store import GRAPH_FILE, load_graph
+    from loom_nb.core.store import GRAPH_FILE, load_graph
 
     out: dict = {"name": spec["name"], "embedder": spec["embedder"]}
     copy, session = Path(spec["copy"]), Path(spec["session"])

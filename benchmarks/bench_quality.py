@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from loom_nb.evaluate import evaluate_budgets, load_cases  # noqa: E402
+from loom_nb.evaluation import evaluate_budgets, load_cases  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import machine, table  # noqa: E402

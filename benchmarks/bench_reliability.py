@@ -36,9 +36,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from _report import table  # noqa: E402
 from loom_nb import HashingEmbedder, Loom, LoomError  # noqa: E402
-from loom_nb.errors import SessionConflictError  # noqa: E402
-from loom_nb.graph import sha256_text  # noqa: E402
-from loom_nb.store import GRAPH_FILE  # noqa: E402
+from loom_nb.core.errors import SessionConflictError  # noqa: E402
+from loom_nb.core.graph import sha256_text  # noqa: E402
+from loom_nb.core.store import GRAPH_FILE  # noqa: E402
 
 
 def open_session(folder) -> Loom:
@@ -255,7 +255,7 @@ def probe_hangs() -> dict:
     from ollama_standin import FAULTS, FaultyOllama
 
     from loom_nb import LoomConfig
-    from loom_nb.session import Session
+    from loom_nb.chat.session import Session
 
     limits = dict(ollama_connect_timeout=0.5, ollama_first_token_timeout=0.6, ollama_idle_timeout=0.3)
     over = faults = 0

@@ -8,14 +8,14 @@ The public API is this flat namespace; the modules behind it are implementation.
 ['n1']
 """
 
-from .classify import Classification, Segment, classify, split_input
-from .config import SIGNALS, LoomConfig, Weights
+from .core.classify import Classification, Segment, classify, split_input
+from .core.config import SIGNALS, LoomConfig, Weights
 from .core.query import Query
-from .decisions import DecisionGraph
+from .chat.decisions import DecisionGraph
 from .demo import open_sample
 from .embed import CachedEmbedder, Embedder, HashingEmbedder, MiniLMEmbedder, OllamaEmbedder
-from .engine import AddResult, Loom, QueryResult
-from .errors import (
+from .core.engine import AddResult, Loom, QueryResult
+from .core.errors import (
     EmbeddingMismatchError,
     LoomError,
     ModelNotFoundError,
@@ -29,12 +29,17 @@ from .errors import (
     UnknownNodeError,
     WorkspaceNotConfirmedError,
 )
-from .graph import ConceptNode, ContentNode, LinkReport, LoomGraph, OllamaNamer, Provenance, Reference, extractive_name
-from .pack import MODES, Budget, Mode, NodeDecision, choose_mode, compute_budget
-from .rank import Ranking, rank
-from .session import Session, Turn, Zones
-from .tokens import ContextWindow, context_window, count_tokens
+from .core.graph import ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, extractive_name
+from .core.pack import MODES, Budget, Mode, NodeDecision, choose_mode, compute_budget
+from .core.rank import Ranking, rank
+from .chat.session import Session, Turn, Zones
+from .core.tokens import ContextWindow, count_tokens
+from .ollama import OllamaNamer
+from .ollama.context_window import context_window
 from . import views as _views  # noqa: F401,E402 - registers how the engine's objects show themselves
+from . import _moved
+
+_moved.install()  # the module paths before the layered layout, for one release
 
 __version__ = "0.1.0"
 
@@ -92,3 +97,8 @@ __all__ = [
     "rank",
     "split_input",
 ]
+
+
+def __getattr__(name: str):
+    # ``loom_nb.engine`` and the other pre-layout module paths, as attributes
+    return _moved.old_attribute(name)

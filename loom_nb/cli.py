@@ -20,8 +20,8 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from .config import CONTENT_TYPES
-from .errors import LoomError
+from .core.config import CONTENT_TYPES
+from .core.errors import LoomError
 
 MAX_INPUT_BYTES = 10 * 1024 * 1024
 
@@ -34,13 +34,13 @@ def _embedder(name: str | None):
 
 def input_text(data: bytes, where: str) -> str:
     """Bytes given to ``add`` as text: binary and huge input refused, encodings as indexing reads them."""
-    from .index.walk import _decode, _normalise_newlines, is_binary
+    from .core.files import decode_bytes, is_binary, normalise_newlines
 
     if len(data) > MAX_INPUT_BYTES:
         raise LoomError(f"{where}: {len(data):,} bytes is over the {MAX_INPUT_BYTES:,}-byte limit for one input")
     if is_binary(data):
         raise LoomError(f"{where}: looks binary; loom-nb adds text only")
-    return _normalise_newlines(_decode(data, truncated=False))
+    return normalise_newlines(decode_bytes(data, truncated=False))
 
 
 def read_text_file(path: Path) -> str:
@@ -56,7 +56,7 @@ def read_text_file(path: Path) -> str:
 
 
 def _open(args, create: bool = False):
-    from .engine import Loom
+    from .core.engine import Loom
 
     return Loom.open(args.session, embedder=_embedder(args.embedder), create=create, workspace=getattr(args, "workspace", None))
 
@@ -64,7 +64,7 @@ def _open(args, create: bool = False):
 def _editing(args, create: bool = False):
     """Open, change and save under the session's write lock: two commands that write one
     session at once take turns instead of one dropping the other's change."""
-    from .engine import Loom
+    from .core.engine import Loom
 
     return Loom.editing(args.session, embedder=_embedder(args.embedder), create=create, workspace=getattr(args, "workspace", None))
 
@@ -122,7 +122,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from .evaluate import STRATEGIES, ablations, evaluate, load_cases
+    from .evaluation.run import STRATEGIES, ablations, evaluate, load_cases
 
     cases, errors = load_cases(Path(args.cases))
     for message in errors:
@@ -141,7 +141,7 @@ def cmd_eval(args) -> int:
 
 
 def cmd_mine(args) -> int:
-    from .mine import MineLimits, mine_commits, write_cases
+    from .evaluation.mine import MineLimits, mine_commits, write_cases
 
     limits = MineLimits(max_files=args.max_files, max_changed_lines=args.max_lines)
     cases, report = mine_commits(args.repo, max_cases=args.max, cache=args.cache, rev=args.rev, since=args.since,
@@ -154,7 +154,7 @@ def cmd_mine(args) -> int:
 
 def _search_space(names: str | None):
     """The tuning space restricted to ``names`` (comma-separated), or all of it."""
-    from .tuning import DEFAULT_SPACE
+    from .evaluation.tuning import DEFAULT_SPACE
 
     if not names:
         return None
@@ -166,8 +166,8 @@ def _search_space(names: str | None):
 
 
 def cmd_tune(args) -> int:
-    from .evaluate import Workbench, load_cases
-    from .tuning import cross_validate, prepare, tuning_figure
+    from .evaluation.run import Workbench, load_cases
+    from .evaluation.tuning import cross_validate, prepare, tuning_figure
 
     cases, origin = [], {}
     for path in args.cases:
@@ -182,7 +182,7 @@ def cmd_tune(args) -> int:
     bench = Workbench(_embedder(args.embedder), args.cache)
     prepared = prepare(cases, bench)
     bench.save()
-    from .config import LoomConfig, seed_config
+    from .core.config import LoomConfig, seed_config
 
     base = seed_config() if args.base == "seed" else LoomConfig()
     report = cross_validate(prepared, budgets, base=base, k=args.folds, metric=args.metric, rounds=args.rounds, seed=args.seed,
@@ -267,7 +267,7 @@ def _chat_command(session, line: str) -> bool:
 
 
 def cmd_chat(args) -> int:
-    from .session import Session
+    from .chat.session import Session
 
     session = Session.open(args.session, model=args.model, embedder=_embedder(args.embedder), host=args.host, workspace=args.workspace,
                            window=args.window, max_callbacks=args.max_callbacks,
@@ -398,7 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--rounds", type=int, default=2, help="coordinate-ascent rounds per search")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--params", help="search only these parameters (comma-separated names of loom_nb.tuning.DEFAULT_SPACE)")
+    p.add_argument("--params", help="search only these parameters (comma-separated names of loom_nb.evaluation.tuning.DEFAULT_SPACE)")
     p.add_argument("--base", default="defaults", choices=["defaults", "seed"],
                    help="start from the library defaults, or from the pre-tuning seed values (to measure the gain of tuning)")
     p.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")

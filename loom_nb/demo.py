@@ -22,10 +22,10 @@ import time
 import zipfile
 from pathlib import Path
 
-from .config import LoomConfig
+from .core.config import LoomConfig
 from .embed import Embedder
-from .engine import Loom
-from .errors import LoomError
+from .core.engine import Loom
+from .core.errors import LoomError
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
 SAMPLE = SAMPLES / "auth-debugging"
@@ -33,9 +33,9 @@ SESSION_ENTRIES = ("graph.json", "content", "embeddings")
 """What a ready session adds to a sample folder (the rest is its sources)."""
 PACKAGE = Path(__file__).resolve().parent
 SELF_QUERIES = (
-    ("How does the ranking engine score content?", "rank.py"),
-    ("What format is graph.json?", "store.py"),
-    ("Explain input classification", "classify.py"),
+    ("How does the ranking engine score content?", "core/rank.py"),
+    ("What format is graph.json?", "core/store.py"),
+    ("Explain input classification", "core/classify.py"),
 )
 
 

@@ -1,4 +1,4 @@
-"""The tests' stand-in Ollama server: :class:`loom_nb.replay.OllamaStandIn`, and :class:`FaultyOllama`.
+"""The tests' stand-in Ollama server: :class:`loom_nb.chat.replay.OllamaStandIn`, and :class:`FaultyOllama`.
 
 Kept as a module of its own so older tests import ``StandIn`` unchanged; its default
 ``/api/show`` answer is empty (tests that need a model card pass ``show=``).
@@ -15,7 +15,7 @@ import re
 import threading
 import time
 
-from loom_nb.replay import OllamaStandIn, default_show  # noqa: F401
+from loom_nb.chat.replay import OllamaStandIn, default_show  # noqa: F401
 
 
 class StandIn(OllamaStandIn):

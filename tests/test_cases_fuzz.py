@@ -1,8 +1,8 @@
 """The cases reader on malformed input (issue #13 C): only LoomError, or a valid result.
 
-:func:`loom_nb.evaluate.load_cases` reports a bad line in its list of errors (naming the
+:func:`loom_nb.evaluation.run.load_cases` reports a bad line in its list of errors (naming the
 file and line) and keeps the others; a file it cannot read or decode raises
-:class:`~loom_nb.errors.LoomError` naming the file (and line). Nothing else may escape:
+:class:`~loom_nb.core.errors.LoomError` naming the file (and line). Nothing else may escape:
 not ``UnicodeDecodeError``, ``RecursionError``, ``ValueError`` or ``RuntimeError``.
 """
 
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loom_nb.errors import LoomError
-from loom_nb.evaluate import Case, load_cases
+from loom_nb.core.errors import LoomError
+from loom_nb.evaluation.run import Case, load_cases
 
 GOOD = [
     {"id": "refresh", "query": "How is the refresh token exchanged?", "workspace": ".", "gold_files": ["pkg/auth.py"],

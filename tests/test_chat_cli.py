@@ -6,7 +6,7 @@ import io
 import json
 
 from loom_nb.cli import _chat_messages, main
-from loom_nb.replay import OllamaStandIn
+from loom_nb.chat.replay import OllamaStandIn
 
 
 def run_chat(monkeypatch, capsys, argv, stdin_text):

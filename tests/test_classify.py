@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from loom_nb.classify import (
+from loom_nb.core.classify import (
     INPUT_KINDS,
     SEGMENT_KINDS,
     Classification,
@@ -19,8 +19,8 @@ from loom_nb.classify import (
     segment,
     split_input,
 )
-from loom_nb.config import LoomConfig
-from loom_nb.tokens import count_tokens
+from loom_nb.core.config import LoomConfig
+from loom_nb.core.tokens import count_tokens
 
 SIMPLE = "What format is graph.json?"
 MULTI = (

@@ -9,7 +9,7 @@ import pytest
 
 from loom_nb import HashingEmbedder, Loom, LoomError
 from loom_nb.cli import main
-from loom_nb.replay import OllamaStandIn
+from loom_nb.chat.replay import OllamaStandIn
 
 
 class Stdin(io.TextIOWrapper):

@@ -12,9 +12,9 @@ from loom_nb.chat.planner import Message, plan_turn, window_history
 from loom_nb.core.budget import ZONE_NAMES, Zones, plan_window
 from loom_nb.core.modes import choose_mode
 from loom_nb.core.query import Query
-from loom_nb.errors import LoomError
-from loom_nb.pack import MESSAGE_OVERHEAD, compute_budget
-from loom_nb.tokens import count_tokens
+from loom_nb.core.errors import LoomError
+from loom_nb.core.pack import MESSAGE_OVERHEAD, compute_budget
+from loom_nb.core.tokens import count_tokens
 
 NOTES = [
     "OAuth refresh tokens rotate on every use; presenting a used refresh token revokes the whole family.",

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from loom_nb.decisions import DECISIONS_FILE, EDGE_TYPES, NODE_TYPES, DecisionGraph
-from loom_nb.errors import LoomError, SessionFormatError, UnknownNodeError
-from loom_nb.tokens import count_tokens
+from loom_nb.chat.decisions import DECISIONS_FILE, EDGE_TYPES, NODE_TYPES, DecisionGraph
+from loom_nb.core.errors import LoomError, SessionFormatError, UnknownNodeError
+from loom_nb.core.tokens import count_tokens
 
 
 def sample() -> tuple[DecisionGraph, dict[str, str]]:

@@ -9,8 +9,8 @@ import pytest
 
 from loom_nb.cli import main
 from loom_nb.embed import HashingEmbedder
-from loom_nb.errors import LoomError
-from loom_nb.evaluate import (
+from loom_nb.core.errors import LoomError
+from loom_nb.evaluation.run import (
     STRATEGIES,
     WINDOW_LINES,
     Case,
@@ -22,7 +22,7 @@ from loom_nb.evaluate import (
     grade,
     load_cases,
 )
-from loom_nb.tokens import count_tokens
+from loom_nb.core.tokens import count_tokens
 
 # -- grading, by hand --------------------------------------------------------------------------
 
@@ -239,7 +239,7 @@ def test_cli_eval_end_to_end(cases_file, tmp_path, capsys):
 def test_a_sibling_tree_starts_from_its_siblings_session(tmp_path):
     import shutil
 
-    from loom_nb.evaluate import Workbench
+    from loom_nb.evaluation.run import Workbench
 
     first = _workspace(tmp_path / "trees" / "a")
     second = tmp_path / "trees" / "b" / "ws"
@@ -264,8 +264,8 @@ def test_a_sibling_tree_starts_from_its_siblings_session(tmp_path):
 
 
 def test_ablations_switch_one_signal_off_and_report_what_it_earns(cases_file):
-    from loom_nb.config import SIGNALS, LoomConfig
-    from loom_nb.evaluate import ablations
+    from loom_nb.core.config import SIGNALS, LoomConfig
+    from loom_nb.evaluation.run import ablations
 
     weighted = [s for s in SIGNALS if getattr(LoomConfig().weights, s) > 0]
     assert ablations() == tuple(f"loom-no-{s}" for s in weighted)
@@ -304,7 +304,7 @@ def test_cli_eval_ablations(cases_file, capsys):
 
 
 def test_loom_is_the_default_path_and_each_mode_row_forces_its_mode(report, cases_file):
-    from loom_nb.evaluate import MODE_STRATEGIES
+    from loom_nb.evaluation.run import MODE_STRATEGIES
 
     assert MODE_STRATEGIES == ("loom-bare", "loom-fast", "loom-fused")
     for case in ("refresh", "discount", "palette"):  # auto runs FUSED with the defaults

@@ -5,7 +5,7 @@ import pytest
 
 from conftest import unit
 from loom_nb import EmbeddingMismatchError, LoomConfig, LoomGraph, extractive_name
-from loom_nb.errors import LoomError, UnknownNodeError
+from loom_nb.core.errors import LoomError, UnknownNodeError
 
 
 def make_graph(threshold=0.8):
@@ -144,7 +144,7 @@ def test_rows_stay_aligned_through_adds_removes_and_a_round_trip(tmp_path):
     import random
 
     from loom_nb import rank
-    from loom_nb.store import load_graph, save_graph
+    from loom_nb.core.store import load_graph, save_graph
 
     rnd = random.Random(7)
     g = LoomGraph(LoomConfig(concept_threshold=0.95), embedding_model="toy")

@@ -214,7 +214,7 @@ def test_skeleton(workspace):
     [
         ("pkg/a.py", ".b", "python", {"pkg/b.py"}, "pkg/b.py"),
         ("pkg/sub/a.py", "..b", "python", {"pkg/b.py"}, "pkg/b.py"),
-        ("x.py", "loom_nb.graph", "python", {"src/loom_nb/graph.py"}, "src/loom_nb/graph.py"),
+        ("x.py", "loom_nb.core.graph", "python", {"src/loom_nb/core/graph.py"}, "src/loom_nb/core/graph.py"),
         ("src/app.ts", "./util", "typescript", {"src/util.ts"}, "src/util.ts"),
         ("src/app.ts", "../lib", "typescript", {"lib/index.js"}, "lib/index.js"),
         ("src/app.ts", "react", "typescript", {"react.ts"}, None),
@@ -249,12 +249,12 @@ def test_a_deleted_or_unreadable_file_is_reported_not_fatal(workspace, monkeypat
     reasons = [r.reason for r in result.table if r.title.startswith("app/store.py")]
     assert any(r.startswith("stale") and "no longer exists" in r for r in reasons)
     assert "class TokenStore" not in result.context
-    import loom_nb.index.walk as walk
+    import loom_nb.core.files as files  # where a reference's text is read back from
 
     def refuse(path, max_bytes=None):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(walk, "read_text", refuse)
+    monkeypatch.setattr(files, "read_text", refuse)
     result = loom.query("refresh tokens rotate", budget=2000, mode="fused")
     assert result.loaded == [] and any("cannot be read" in r.reason for r in result.table)
 

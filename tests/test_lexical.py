@@ -11,7 +11,7 @@ import pytest
 
 from loom_nb import Query
 
-from loom_nb.lexical import (
+from loom_nb.core.lexical import (
     DEFAULT_FIELD_WEIGHTS,
     FIELDS,
     LexicalIndex,

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from loom_nb.cli import main
-from loom_nb.evaluate import load_cases
-from loom_nb.mine import MineLimits, clean_message, gold_spans, is_source, mine_commits, parse_hunks, write_cases
+from loom_nb.evaluation.run import load_cases
+from loom_nb.evaluation.mine import MineLimits, clean_message, gold_spans, is_source, mine_commits, parse_hunks, write_cases
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

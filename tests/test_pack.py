@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 
 from conftest import unit
 from loom_nb import LoomConfig, LoomError, LoomGraph, rank
-from loom_nb.config import seed_config
+from loom_nb.core.config import seed_config
 from loom_nb.core.modes import modes
-from loom_nb.pack import (
+from loom_nb.core.pack import (
     EVIDENCE_PREAMBLE,
     MODES,
     choose_mode,
@@ -21,7 +21,7 @@ from loom_nb.pack import (
     pack,
     render_manifest,
 )
-from loom_nb.tokens import count_tokens
+from loom_nb.core.tokens import count_tokens
 
 
 # -- budget ---------------------------------------------------------------------------------
@@ -287,7 +287,7 @@ node_strategy = st.tuples(
 def test_budget_is_never_exceeded(nodes, budget, mode, large, use_window):
     config = LoomConfig(concept_threshold=0.9, large_node_tokens=large, chunk_tokens=40)
     g = LoomGraph(config, embedding_model="toy")
-    from loom_nb.pack import chunk_spans
+    from loom_nb.core.pack import chunk_spans
 
     for i, (n, angle, kind, chunked) in enumerate(nodes):
         text = "\n".join(words(10, i * 100 + j) for j in range(max(1, n // 10)))
@@ -310,7 +310,7 @@ def test_budget_is_never_exceeded(nodes, budget, mode, large, use_window):
 
 
 def test_chunks_holding_the_query_terms_win():
-    from loom_nb.pack import best_chunks
+    from loom_nb.core.pack import best_chunks
 
     parts = [words(60, 1), "def rotate_refresh_token(store): " + words(50, 2), words(60, 3)]
     text = "\n".join(parts)

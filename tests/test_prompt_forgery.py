@@ -1,8 +1,8 @@
 """Evidence cannot forge prompt structure (issue #13 A).
 
 A node body (whole, summary or chunk) that holds a block marker, a manifest line, a
-question line or a load marker must come out of :func:`loom_nb.pack.pack` and
-:func:`loom_nb.pack.assemble_prompt` as evidence: :func:`parse_prompt` below reads the
+question line or a load marker must come out of :func:`loom_nb.core.pack.pack` and
+:func:`loom_nb.core.pack.assemble_prompt` as evidence: :func:`parse_prompt` below reads the
 prompt as the format says, and must find exactly the intended manifest lines, blocks (with
 their bodies, once unescaped) and one question.
 """
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from conftest import unit
 from loom_nb import LoomConfig, LoomGraph, rank
 from loom_nb.core.prompt_safety import escape_evidence, unescape_evidence
-from loom_nb.pack import EVIDENCE_PREAMBLE, MODES, assemble_prompt, explicit_budget, manifest_fixed_tokens, pack
+from loom_nb.core.pack import EVIDENCE_PREAMBLE, MODES, assemble_prompt, explicit_budget, manifest_fixed_tokens, pack
 
 QUERY = "why does the token refresh fail every hour?"
 SYSTEM = "Answer from the evidence."

@@ -5,7 +5,7 @@ import pytest
 
 from conftest import unit
 from loom_nb import SIGNALS, LoomConfig, LoomGraph, Weights, rank
-from loom_nb.rank import (
+from loom_nb.core.rank import (
     composite,
     concept_hops,
     density_signal,
@@ -53,7 +53,7 @@ def test_size_is_half_at_the_reference():
 
 
 def test_provenance_table():
-    from loom_nb.config import CONTENT_TYPES
+    from loom_nb.core.config import CONTENT_TYPES
 
     types = ("analysis", "output", "input", "summary", "file_reference")
     codes = np.array([CONTENT_TYPES.index(t) for t in types])
@@ -130,12 +130,12 @@ def test_rank_empty_graph():
 def lexical_graph():
     """Four nodes whose vectors are all orthogonal to the query: only lexical evidence can count."""
     g = LoomGraph(LoomConfig(concept_threshold=0.99), embedding_model="toy")
-    g.add_content("def rank(graph): ...", np.array(unit(90)), type="file_reference", meta={"path": "loom_nb/rank.py"},
-                  fields={"path": "loom_nb/rank.py", "symbol": "rank", "content": "def rank(graph): ..."})
-    g.add_content("class LoomGraph: ...", np.array(unit(90)), type="file_reference", meta={"path": "loom_nb/graph.py"},
-                  fields={"path": "loom_nb/graph.py", "symbol": "LoomGraph", "content": "class LoomGraph: ..."})
-    g.add_content("def save_graph(graph, folder): ...", np.array(unit(90)), type="file_reference", meta={"path": "loom_nb/store.py"},
-                  fields={"path": "loom_nb/store.py", "symbol": "save_graph", "content": "def save_graph(graph, folder): ..."})
+    g.add_content("def rank(graph): ...", np.array(unit(90)), type="file_reference", meta={"path": "loom_nb/core/rank.py"},
+                  fields={"path": "loom_nb/core/rank.py", "symbol": "rank", "content": "def rank(graph): ..."})
+    g.add_content("class LoomGraph: ...", np.array(unit(90)), type="file_reference", meta={"path": "loom_nb/core/graph.py"},
+                  fields={"path": "loom_nb/core/graph.py", "symbol": "LoomGraph", "content": "class LoomGraph: ..."})
+    g.add_content("def save_graph(graph, folder): ...", np.array(unit(90)), type="file_reference", meta={"path": "loom_nb/core/store.py"},
+                  fields={"path": "loom_nb/core/store.py", "symbol": "save_graph", "content": "def save_graph(graph, folder): ..."})
     g.add_content("notes about bananas", np.array(unit(90)))
     return g
 
@@ -153,14 +153,14 @@ def test_lexical_signals_make_named_files_relevant():
     assert r.relevant.tolist() == [False, False, True, False]
     r = rank(g, np.array(unit(0)), query="what is in rank.py?")
     assert raw_signal(r, "n1", "path_mention") == 0.7 and raw_signal(r, "n2", "path_mention") == 0.0
-    r = rank(g, np.array(unit(0)), query="look at @loom_nb/graph.py please")
+    r = rank(g, np.array(unit(0)), query="look at @loom_nb/core/graph.py please")
     assert raw_signal(r, "n2", "tagged") == 1.0 and r.relevant.tolist() == [False, True, False, False]
     assert r.top(1)[0][0] == "n2"
 
 
 def test_git_dirty_signal_reads_the_last_refresh():
     g = lexical_graph()
-    g.metadata["workspace"] = {"root": "/x", "files": {}, "dirty": ["loom_nb/store.py"]}
+    g.metadata["workspace"] = {"root": "/x", "files": {}, "dirty": ["loom_nb/core/store.py"]}
     r = rank(g, np.array(unit(0)), query="anything")
     assert [raw_signal(r, n, "git_dirty") for n in ("n1", "n2", "n3", "n4")] == [0.0, 0.0, 1.0, 0.0]
 

@@ -7,7 +7,7 @@ import pytest
 
 from loom_nb import Loom
 from loom_nb.demo import SAMPLES, build_session, open_sample, sample_names, sample_spec
-from loom_nb.errors import LoomError
+from loom_nb.core.errors import LoomError
 
 NAMES = sample_names()
 

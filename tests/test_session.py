@@ -9,11 +9,10 @@ import ollama
 import pytest
 
 from loom_nb import HashingEmbedder, Loom
-from loom_nb.errors import ModelNotFoundError, OllamaUnavailableError, SessionFormatError
-from loom_nb.pack import MESSAGE_OVERHEAD
-from loom_nb.replay import OllamaStandIn, default_show
-from loom_nb.session import CHAT_FILE, MARKER_INSTRUCTIONS, Session, Zones, extractive_summary
-from loom_nb.tokens import count_tokens
+from loom_nb.core.errors import ModelNotFoundError, OllamaUnavailableError, SessionFormatError
+from loom_nb.chat.replay import OllamaStandIn, default_show
+from loom_nb.chat.session import CHAT_FILE, MARKER_INSTRUCTIONS, Session, Zones, extractive_summary
+from loom_nb.core.tokens import count_tokens
 
 NOTES = [
     "OAuth refresh tokens rotate on every use; presenting a used refresh token revokes the whole family.",
@@ -149,7 +148,7 @@ def test_summaries_fall_back_to_extractive_when_the_model_cannot_answer():
 
 
 def test_extractive_summary_keeps_the_first_sentence_of_each_message():
-    from loom_nb.session import Message
+    from loom_nb.chat.session import Message
 
     text = extractive_summary([Message("user", "Why? Because.", 1, 3), Message("assistant", "word " * 40, 1, 40)], words=5)
     assert text == "- user: Why?\n- assistant: word word word word word …"
@@ -413,7 +412,7 @@ def test_replay_standing_answers_and_available_placeholders():
 
 
 def test_probe_ollama_tells_live_from_missing():
-    from loom_nb.session import probe_ollama
+    from loom_nb.chat.session import probe_ollama
 
     with OllamaStandIn(models=["llama3.2"]) as server:
         assert probe_ollama("llama3.2", host=server.host) == (True, "")
@@ -425,7 +424,7 @@ def test_probe_ollama_tells_live_from_missing():
 
 
 def test_the_shipped_recording_loads():
-    from loom_nb.replay import RECORDED_CHAT, load_recording
+    from loom_nb.chat.replay import RECORDED_CHAT, load_recording
 
     answers = load_recording(RECORDED_CHAT)
     assert sum(1 for a in answers if isinstance(a, dict) and "match" in a) == 3  # three summaries
@@ -433,7 +432,7 @@ def test_the_shipped_recording_loads():
 
 
 def test_accounting_table_prints_aligned_and_escapes():
-    from loom_nb.session import AccountingTable
+    from loom_nb.chat.session import AccountingTable
 
     table = AccountingTable([{"turn": 1, "estimated prompt": 1234, "reported prompt": None, "note": "<b>"}])
     assert str(table).splitlines() == ["turn  estimated prompt  reported prompt  note",

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from loom_nb import HashingEmbedder, Loom, LoomError, SessionFormatError
-from loom_nb.errors import SessionConflictError, SessionLockedError
-from loom_nb.graph import sha256_text
-from loom_nb.store import GRAPH_FILE, save_graph
+from loom_nb.core.errors import SessionConflictError, SessionLockedError
+from loom_nb.core.graph import sha256_text
+from loom_nb.core.store import GRAPH_FILE
 
 from fuzzing import retarget_as_reference
 
@@ -61,7 +61,7 @@ def every_text_matches(folder) -> list[str]:
 
 
 def test_an_interrupted_save_never_serves_its_text_under_a_reused_id(tmp_path, monkeypatch):
-    from loom_nb import store
+    from loom_nb.core import store
 
     loom = hashing_loom(tmp_path)
     loom.add("first note about the build")
@@ -265,7 +265,7 @@ def test_a_missing_content_file_leaves_the_node_out_and_the_query_runs(tmp_path)
 
 
 def test_a_version_1_folder_is_read_and_rewritten_by_hash(tmp_path):
-    from loom_nb.store import content_name
+    from loom_nb.core.store import content_name
 
     loom = hashing_loom(tmp_path)
     loom.add("an old-format note", split=False)
@@ -285,7 +285,7 @@ def test_a_version_1_folder_is_read_and_rewritten_by_hash(tmp_path):
 
 
 def test_an_oversized_graph_json_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    from loom_nb import store
+    from loom_nb.core import store
 
     hashing_loom(tmp_path).save()
     monkeypatch.setattr(store, "MAX_GRAPH_BYTES", 100)
@@ -327,7 +327,7 @@ def test_wrong_types_inside_valid_json_are_format_errors(tmp_path, damage, where
 
 
 def test_a_huge_add_is_refused_with_what_to_do(tmp_path):
-    from loom_nb.engine import MAX_ADD_CHARS
+    from loom_nb.core.engine import MAX_ADD_CHARS
 
     with pytest.raises(LoomError, match="index"):
         hashing_loom(tmp_path).add("x" * (MAX_ADD_CHARS + 1))
@@ -418,7 +418,7 @@ def test_a_cli_add_with_a_non_utf8_source_lands_and_the_next_add_keeps_its_own_t
 
 
 def test_a_reader_overtaken_by_a_save_loads_the_new_generation_whole(tmp_path):
-    from loom_nb.store import load_graph, read_document
+    from loom_nb.core.store import load_graph, read_document
 
     loom = hashing_loom(tmp_path)
     loom.add("the first note", split=False)

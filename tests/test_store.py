@@ -7,7 +7,7 @@ import pytest
 
 from conftest import unit
 from loom_nb import EmbeddingMismatchError, HashingEmbedder, Loom, LoomConfig, LoomGraph, SessionFormatError, StaleReferenceError
-from loom_nb.store import GRAPH_FILE, SCHEMA_VERSION, content_name, load_graph, save_graph
+from loom_nb.core.store import GRAPH_FILE, SCHEMA_VERSION, content_name, load_graph, save_graph
 
 
 def sample_graph():
@@ -72,7 +72,7 @@ def test_a_failed_save_leaves_the_previous_session_intact(tmp_path, monkeypatch)
     save_graph(g, tmp_path)
     before = (tmp_path / GRAPH_FILE).read_bytes()
     g.add_content("new text", np.array(unit(60, 4)))
-    import loom_nb.store as store
+    import loom_nb.core.store as store
 
     real = store.atomic_write_bytes
 
@@ -224,7 +224,7 @@ def test_lexical_index_and_paths_round_trip(tmp_path):
     g = lexical_graph()
     save_graph(g, tmp_path)
     loaded, _ = load_graph(tmp_path)
-    for query in ("save_graph", "what is in rank.py?", "@loom_nb/graph.py", "bananas"):
+    for query in ("save_graph", "what is in rank.py?", "@loom_nb/core/graph.py", "bananas"):
         a = rank(g, np.array(unit(0)), query=query)
         b = rank(loaded, np.array(unit(0)), query=query)
         assert np.array_equal(a.signals, b.signals), query

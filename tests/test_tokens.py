@@ -1,6 +1,6 @@
 import pytest
 
-from loom_nb.tokens import (
+from loom_nb.core.tokens import (
     UNKNOWN_MODEL_CONTEXT,
     context_window,
     count_tokens,

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from loom_nb.cli import main
-from loom_nb.config import LoomConfig, Weights
+from loom_nb.core.config import LoomConfig, Weights
 from loom_nb.embed import HashingEmbedder
-from loom_nb.evaluate import Case, Workbench
-from loom_nb.rank import rank
-from loom_nb.tuning import coordinate_ascent, cross_validate, evaluate_config, folds_of, prepare, set_params, tuning_figure
+from loom_nb.evaluation.run import Case, Workbench
+from loom_nb.core.rank import rank
+from loom_nb.evaluation.tuning import coordinate_ascent, cross_validate, evaluate_config, folds_of, prepare, set_params, tuning_figure
 
 FILES = {
     # each file defines one function the query describes; the notes say every query's
@@ -98,7 +98,7 @@ def test_cli_tune(cases, tmp_path, capsys):
                          ids=["defaults", "all-bare", "all-fast-capped"])
 def test_tuning_grades_the_default_path_exactly_as_the_evaluation_does(cases, config):
     """A tuned mode mapping is measured as a user gets it: Prepared.run == the eval's loom row."""
-    from loom_nb.evaluate import evaluate
+    from loom_nb.evaluation.run import evaluate
 
     prepared = prepare(cases, Workbench(HashingEmbedder()))
     report = evaluate(cases, budget=250, strategies=("loom",), embedder=HashingEmbedder(), config=config)
@@ -109,7 +109,7 @@ def test_tuning_grades_the_default_path_exactly_as_the_evaluation_does(cases, co
 
 
 def test_the_search_space_holds_the_modes():
-    from loom_nb.tuning import DEFAULT_SPACE
+    from loom_nb.evaluation.tuning import DEFAULT_SPACE
 
     for name in ("bare_below", "fast_below", "bare_item_limit", "bare_token_cap", "fast_item_limit", "fast_token_cap"):
         assert name in DEFAULT_SPACE and LoomConfig().__getattribute__(name) in DEFAULT_SPACE[name]

@@ -90,7 +90,7 @@ def test_threshold_preview_counts_merges_and_splits():
 
 
 def test_budget_curves_draw_one_line_per_strategy_and_metric(tmp_path):
-    from loom_nb.evaluate import evaluate, load_cases
+    from loom_nb.evaluation.run import evaluate, load_cases
     from loom_nb.views.figures import budget_curves
 
     ws = tmp_path / "ws"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from loom_nb.errors import LoomError
+from loom_nb.core.errors import LoomError
 from loom_nb.index import walk as walk_mod
 from loom_nb.index.walk import (
     DEFAULT_IGNORES,
@@ -237,7 +237,9 @@ def test_unreadable_file_is_skipped_not_raised(tmp_path: Path, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(walk_mod, "open", fake_open, raising=False)
+    from loom_nb.core import files as files_mod  # files are opened where they are read
+
+    monkeypatch.setattr(files_mod, "open", fake_open, raising=False)
     result = walk_workspace(tmp_path)
     assert [f.path for f in result.files] == ["ok.py"]
     assert result.skipped == [Skipped("locked.py", "unreadable: PermissionError: Permission denied")]

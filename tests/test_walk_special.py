@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from loom_nb import LoomConfig, LoomGraph
-from loom_nb.errors import StaleReferenceError
-from loom_nb.graph import Reference, sha256_text
+from loom_nb.core.errors import StaleReferenceError
+from loom_nb.core.graph import Reference, sha256_text
 from loom_nb.index import walk as walk_mod
 from loom_nb.index.walk import Skipped, read_text, walk_workspace
 

@@ -20,7 +20,7 @@ cells = [
         "# NBVAL_CHECK_OUTPUT\n"
         "import tempfile\n"
         "from pathlib import Path\n"
-        "from loom_nb.evaluate import STRATEGIES, evaluate, load_cases\n"
+        "from loom_nb.evaluation import STRATEGIES, evaluate, load_cases\n"
         "from loom_nb.views.figures import use_offline_plotly\n\n"
         "use_offline_plotly()  # plotly.js once: the figure draws with no network, here and in an HTML export\n"
         "cases, errors = load_cases('../datasets/self.jsonl')\n"
@@ -67,7 +67,7 @@ cells = [
         "left out, being the same run as `loom`, and so is `bm25` over whole files)."
     ),
     new_code_cell(
-        "from loom_nb.evaluate import evaluate_budgets\n"
+        "from loom_nb.evaluation import evaluate_budgets\n"
         "from loom_nb.views.figures import budget_curves\n\n"
         "shown = ('loom', 'loom-bare', 'loom-fast', 'bm25-chunks', 'dense', 'whole-file')\n"
         "reports = evaluate_budgets(cases, (1000, 2000, 4000, 8000), strategies=shown, cache_dir=cache)\n"
@@ -84,7 +84,7 @@ cells = [
         "never vary in a fresh index). `loom-nb eval CASES --ablations` prints the same table."
     ),
     new_code_cell(
-        "from loom_nb.evaluate import ablations\n\n"
+        "from loom_nb.evaluation import ablations\n\n"
         "ablated = evaluate(cases, budget=4000, strategies=('loom',) + ablations(), cache_dir=cache)\n"
         "for row in ablated.ablation_table():\n"
         "    print(f\"{row['signal']:<13} line recall {row['line_recall']:.3f} ({row['line_recall_change']:+.3f})  \"\n"

@@ -18,7 +18,7 @@ cells = [
         "   (**callback retrieval**, at most 2 per turn);\n"
         "6. while you read, a background indexer adds the answer to the graph and saves the session.\n\n"
         "**With no Ollama server** this notebook replays a recorded chat: a stand-in server on 127.0.0.1\n"
-        "(`loom_nb.replay.OllamaStandIn`) answers from `loom_nb/_data/recorded_chat.json` through the same\n"
+        "(`loom_nb.chat.replay.OllamaStandIn`) answers from `loom_nb/_data/recorded_chat.json` through the same\n"
         "`ollama` client code. Those answers were written by hand for this tutorial, not by a model; everything\n"
         "loom-nb does around them (zones, context, history, callbacks, accounting) is computed live. Start\n"
         "`ollama serve` and `ollama pull llama3.2` (or set `LOOM_CHAT_MODEL`) to run the same cells live;\n"
@@ -29,8 +29,8 @@ cells = [
         "import os\n"
         "from loom_nb import Session\n"
         "from loom_nb.demo import open_sample\n"
-        "from loom_nb.replay import OllamaStandIn, default_show, load_recording\n"
-        "from loom_nb.session import probe_ollama\n"
+        "from loom_nb.chat.replay import OllamaStandIn, default_show, load_recording\n"
+        "from loom_nb.chat.session import probe_ollama\n"
         "from loom_nb.views.figures import use_offline_plotly\n\n"
         "use_offline_plotly()  # plotly.js once: figures draw with no network\n"
         "MODEL = os.environ.get('LOOM_CHAT_MODEL', 'llama3.2')\n"
@@ -155,7 +155,7 @@ cells = [
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
-        "from loom_nb.rank import staleness_signal\n\n"
+        "from loom_nb.core.rank import staleness_signal\n\n"
         "session.wait()  # the background indexer has added the last answer to the graph\n"
         "clock, half_life = loom.graph.turn, loom.graph.config.staleness_half_life\n"
         "print('graph clock:', clock)\n"
@@ -172,7 +172,7 @@ cells = [
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
-        "from loom_nb.session import AccountingTable\n\n"
+        "from loom_nb.chat.session import AccountingTable\n\n"
         "table = session.accounting_table()  # .rows for the dicts; .to_frame() with pandas\n"
         "# the table also has each turn's wall-clock 'seconds', left out here: it changes from run to run\n"
         "AccountingTable([{k: v for k, v in row.items() if k != 'seconds'} for row in table.rows])"

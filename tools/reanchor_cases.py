@@ -29,6 +29,36 @@ def line_map(old: list[str], new: list[str]) -> dict[int, int]:
     return mapping
 
 
+def moved_elsewhere(block: list[str], workspace: Path, skip: Path) -> tuple[str, int, int] | None:
+    """Where the lines of ``block`` live now when they left their file (a function moved to
+    another module): the file of ``workspace`` holding most of them, and the span they cover
+    there, if it holds at least half."""
+    best = None
+    for candidate in sorted(workspace.rglob("*.py")):
+        if candidate == skip:
+            continue
+        lines = candidate.read_text(encoding="utf-8").splitlines()
+        blocks = [b for b in difflib.SequenceMatcher(None, block, lines, autojunk=False).get_matching_blocks() if b.size]
+        size = sum(b.size for b in blocks)
+        if blocks and (best is None or size > best[0]):
+            best = (size, candidate.relative_to(workspace).as_posix(), blocks[0].b + 1, blocks[-1].b + blocks[-1].size)
+    if best is None or best[0] < 0.5 * len([line for line in block if line.strip()]):
+        return None
+    return best[1], best[2], best[3]
+
+
+def renamed_from(repo: Path, since: str) -> dict[str, str]:
+    """Files moved since ``since`` (staged or committed): new path → old path, as git's
+    rename detection sees them, so a moved module keeps its ranges."""
+    out = subprocess.run(["git", "diff", "-M", "--name-status", since], capture_output=True, text=True, cwd=repo, check=True).stdout
+    moves = {}
+    for line in out.splitlines():
+        parts = line.split("\t")
+        if parts[0].startswith("R") and len(parts) == 3:
+            moves[parts[2]] = parts[1]
+    return moves
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases")
@@ -38,27 +68,39 @@ def main() -> int:
     cases_path = Path(args.cases)
     repo = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True).stdout.strip())
     lines_out, problems = [], 0
+    moves = renamed_from(repo, args.since)
     for raw in cases_path.read_text(encoding="utf-8").splitlines():
         if not raw.strip() or raw.lstrip().startswith("#"):
             lines_out.append(raw)
             continue
         case = json.loads(raw)
         workspace = (cases_path.parent / case.get("workspace", ".")).resolve()
+        elsewhere: dict[str, list[list[int]]] = {}
         for path, ranges in (case.get("gold_ranges") or {}).items():
             file = workspace / path
             rel = file.relative_to(repo).as_posix()
-            old = subprocess.run(["git", "show", f"{args.since}:{rel}"], capture_output=True, text=True, cwd=repo)
+            old = subprocess.run(["git", "show", f"{args.since}:{moves.get(rel, rel)}"], capture_output=True, text=True, cwd=repo)
             if old.returncode != 0:
                 print(f"{case['id']}: {rel} not in {args.since}; left as it is", file=sys.stderr)
                 continue
-            mapping = line_map(old.stdout.splitlines(), file.read_text(encoding="utf-8").splitlines())
+            old_lines = old.stdout.splitlines()
+            mapping = line_map(old_lines, file.read_text(encoding="utf-8").splitlines())
             moved = []
             for start, end in ranges:
                 kept = [mapping[k] for k in range(start, end + 1) if k in mapping]
                 if len(kept) < 0.5 * (end - start + 1):
-                    print(f"{case['id']}: {path} [{start}, {end}] mostly gone ({len(kept)} lines kept); left as it is", file=sys.stderr)
-                    problems += 1
-                    moved.append([start, end])
+                    gone = [old_lines[k - 1] for k in range(start, end + 1) if k not in mapping]
+                    target = moved_elsewhere(gone, workspace, file)
+                    if target is None:
+                        print(f"{case['id']}: {path} [{start}, {end}] mostly gone ({len(kept)} lines kept); left as it is", file=sys.stderr)
+                        problems += 1
+                        moved.append([start, end])
+                        continue
+                    other, first, last = target
+                    print(f"{case['id']}: {path} [{start}, {end}] moved to {other} [{first}, {last}]")
+                    elsewhere.setdefault(other, []).append([first, last])
+                    if len(kept) >= 5:  # what stayed behind still answers too
+                        moved.append([min(kept), max(kept)])
                     continue
                 # ends that changed (a new signature line) move with their nearest kept neighbour
                 first = next(k for k in range(start, end + 1) if k in mapping)
@@ -67,6 +109,13 @@ def main() -> int:
             if moved != ranges:
                 print(f"{case['id']}: {path} {ranges} -> {moved}")
             case["gold_ranges"][path] = moved
+        for path in [p for p, r in case.get("gold_ranges", {}).items() if not r]:
+            del case["gold_ranges"][path]
+            case["gold_files"] = [f for f in case["gold_files"] if f != path]
+        for other, spans in elsewhere.items():
+            case["gold_ranges"].setdefault(other, []).extend(spans)
+            if other not in case["gold_files"]:
+                case["gold_files"].append(other)
         lines_out.append(json.dumps(case, ensure_ascii=False))
     if args.write:
         cases_path.write_text("\n".join(lines_out) + "\n", encoding="utf-8")

@@ -1,5 +1,9 @@
-"""The chat layer: planning a turn (here), and the Session facade over Ollama (``loom_nb.session``,
-moving here with the layered layout)."""
+"""The chat layer: the ``Session`` facade over Ollama (``session``), the turn planner,
+decisions, the turn transaction and the recorded-chat replay.
+
+It sits above ``core``, ``embed``, ``ollama`` and ``index``; only ``evaluation`` (follow-up
+cases run through the planner), the CLI and the package namespace import it.
+"""
 
 from .planner import Message, TurnPlan, plan_turn, window_history
 

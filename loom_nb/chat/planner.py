@@ -1,13 +1,13 @@
 """The turn planner: from a message and the conversation so far to the first call's messages.
 
-A :class:`~loom_nb.session.Session` plans every turn here, and ``loom-nb eval`` plans its
+A :class:`~loom_nb.chat.session.Session` plans every turn here, and ``loom-nb eval`` plans its
 follow-up cases (cases with a ``history``) here too, with no model: what a chat turn loads
 is measured by the code that loads it.
 
 One plan:
 
 1. the window is split into zones by :func:`loom_nb.core.budget.plan_window` (the module
-   :meth:`Loom.query(window=…) <loom_nb.engine.Loom.query>` uses as well);
+   :meth:`Loom.query(window=…) <loom_nb.core.engine.Loom.query>` uses as well);
 2. history is kept newest first within its zone (:func:`window_history`; a session also
    summarises what falls out);
 3. the engine ranks against a :class:`~loom_nb.core.query.Query` that carries the message
@@ -31,8 +31,8 @@ from typing import Any, Callable, Mapping, Sequence
 from ..core.budget import WindowPlan, Zones, plan_window
 from ..core.prompt_safety import CLIPPED_MESSAGE_SHARE, clip_message
 from ..core.query import Query
-from ..pack import MESSAGE_OVERHEAD
-from ..tokens import count_tokens
+from ..core.pack import MESSAGE_OVERHEAD
+from ..core.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class TurnPlan:
     zones: dict[str, int]
     """Tokens per zone (they add up to the window; without a window, what was planned)."""
     result: Any
-    """The engine's :class:`~loom_nb.engine.QueryResult`."""
+    """The engine's :class:`~loom_nb.core.engine.QueryResult`."""
     history: list[Message]
     summary_text: str
     summary_ids: list[str]
@@ -206,7 +206,7 @@ def clip_to_window(query: Query, max_tokens: int, window: int) -> Query:
 
 def message_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
     """Estimated prompt tokens of chat messages: each text and its tool calls (as JSON),
-    plus :data:`~loom_nb.pack.MESSAGE_OVERHEAD` per message (tool definitions not included).
+    plus :data:`~loom_nb.core.pack.MESSAGE_OVERHEAD` per message (tool definitions not included).
 
     >>> message_tokens([{"role": "user", "content": "hello world"}])
     6

@@ -25,7 +25,7 @@ import numpy as np
 
 @dataclass
 class GraphCheckpoint:
-    """What a chat turn may change in a :class:`~loom_nb.engine.Loom`, as it was before."""
+    """What a chat turn may change in a :class:`~loom_nb.core.engine.Loom`, as it was before."""
 
     loom: Any
     rows: int

@@ -1,6 +1,7 @@
-"""The engine's bottom layer: what a query is, how the window is split, which mode ranks it.
+"""The engine's bottom layer: the graph, its signals and ranking, packing, the session
+folder, and the ``Loom`` facade that ties them together.
 
-Everything above (chat, evaluation, the CLI, the views) asks these modules; they import
-nothing from the layers above. The older flat modules (graph, rank, pack, store, engine)
-move here as the layered layout lands; new core code starts here.
+Everything above (``embed``, ``ollama``, ``index``, then ``chat`` and ``evaluation``, then the
+CLI) asks these modules; at module level they import nothing from the layers above.
+``tests/test_layers.py`` checks it.
 """

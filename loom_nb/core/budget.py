@@ -3,7 +3,7 @@
 Seed 000 §6.1 gives the budget (window − system prompt − query − output reservation); seeds
 001 and 003 add the zones a chat needs: decisions, a workspace summary, tool definitions,
 history, and the list of nodes *available on request*. :func:`plan_window` computes all of
-them, for :meth:`Loom.query(window=…) <loom_nb.engine.Loom.query>` (no history, no tools)
+them, for :meth:`Loom.query(window=…) <loom_nb.core.engine.Loom.query>` (no history, no tools)
 and for every chat turn (:func:`loom_nb.chat.planner.plan_turn`) alike, so both split a
 window the same way.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import LoomConfig
+from .config import LoomConfig
 
 ZONE_NAMES: tuple[str, ...] = (
     "system prompt", "decision context", "workspace summary", "tool definitions", "reserved output",

@@ -20,7 +20,7 @@ from typing import Iterator
 
 from filelock import FileLock, Timeout
 
-from ..errors import SessionLockedError
+from .errors import SessionLockedError
 
 LOCK_FILE = ".loom.lock"
 DEFAULT_TIMEOUT = 30.0

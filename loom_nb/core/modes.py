@@ -11,7 +11,7 @@ budget the caller gave (or the window's context zone) is the budget every mode f
 * **FUSED** ranks on every signal.
 
 Which mode ``auto`` picks for a query's complexity, and any item limit or token cap a
-mode keeps, are :class:`~loom_nb.config.LoomConfig` fields that ``loom-nb tune`` searches
+mode keeps, are :class:`~loom_nb.core.config.LoomConfig` fields that ``loom-nb tune`` searches
 like the weights. Their defaults are what measurement chose (see ``LoomConfig.bare_below``):
 on every labelled set the cheaper modes lose line recall that FUSED keeps, so ``auto``
 runs FUSED unless a tuning run shows otherwise.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import LoomConfig, Weights
+from .config import LoomConfig, Weights
 
 MODE_NAMES: tuple[str, ...] = ("bare", "fast", "fused")
 

@@ -1,10 +1,10 @@
 """What evidence may not do to a prompt: forge its structure or reach outside it.
 
-The user message :func:`loom_nb.pack.pack` and :func:`loom_nb.pack.assemble_prompt` build
+The user message :func:`loom_nb.core.pack.pack` and :func:`loom_nb.core.pack.assemble_prompt` build
 is a manifest header (``[Context loaded: …]``, one ``[Node id: …]`` line per block,
 ``[Additional context …]``, ``[Callback retrieval: …]``), then evidence blocks between
 ``--- [id] ---`` and ``--- end [id] ---``, then ``Question: …``. Ids and titles are put on
-one line without brackets (:func:`loom_nb.pack.one_line`). Node bodies are text from files,
+one line without brackets (:func:`loom_nb.core.pack.one_line`). Node bodies are text from files,
 pastes and model answers, and any of their lines could read as one of those lines, or as
 the ``[[load: id]]`` marker a chat model uses to ask for more context.
 
@@ -49,7 +49,7 @@ _FIRST = r"(?=[-\[qQnNaA])"  # what every marker starts with: most lines fail on
 _AFTER_NEWLINE = re.compile(r"\n" + _LEAD + _FIRST + _STRUCTURE)
 _AFTER_NEWLINE_ASCII = re.compile(r"\n" + _LEAD_ASCII + _FIRST + _STRUCTURE)  # the same on ASCII text, faster
 
-_LOAD = re.compile(r"\[(?=\\*\[load:)")  # "[[load: id]]", exactly as loom_nb.session.MARKER reads it
+_LOAD = re.compile(r"\[(?=\\*\[load:)")  # "[[load: id]]", exactly as loom_nb.chat.session.MARKER reads it
 _ESCAPED_LOAD = re.compile(r"\[\\(?=\\*\[load:)")
 
 
@@ -82,7 +82,7 @@ def escape_evidence(text: str) -> str:
 
     Text without such a line is returned as it is, after one pass of the regex engine
     over its line starts: about 0.1 ms for the bodies of an 8,000-token context of code
-    and prose, some 1 % of what :func:`~loom_nb.pack.pack` takes for it (measured on this
+    and prose, some 1 % of what :func:`~loom_nb.core.pack.pack` takes for it (measured on this
     repository's own files).
 
     Parameters
@@ -172,7 +172,7 @@ CLIPPED_MESSAGE_SHARE = 0.5
 """A message that does not fit the window is clipped to this share of the room its fixed
 zones leave (system prompt, the answer's reservation, and in a chat the decisions,
 workspace and tools): the other half stays for history and evidence, without which the
-model would answer blind. Used by :meth:`Loom.query <loom_nb.engine.Loom.query>` and by
+model would answer blind. Used by :meth:`Loom.query <loom_nb.core.engine.Loom.query>` and by
 every chat turn (:func:`loom_nb.chat.planner.plan_turn`)."""
 
 
@@ -189,7 +189,7 @@ def clip_message(text: str, max_tokens: int) -> str:
     >>> clipped.startswith("start filler") and clipped.endswith("the question?"), "cut to fit" in clipped
     (True, True)
     """
-    from ..tokens import count_tokens, truncate_to_tokens
+    from .tokens import count_tokens, truncate_to_tokens
 
     total = count_tokens(text)
     if total <= max_tokens:

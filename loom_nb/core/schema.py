@@ -3,7 +3,7 @@
 A session folder may come from anywhere (a colleague, a download, a disk that lost power),
 so the loader trusts nothing it has not checked. One declared schema, validated by pydantic
 in one pass, replaces checks scattered over the code that later reads the document: a
-wrong type anywhere becomes one :class:`~loom_nb.errors.SessionFormatError` naming the
+wrong type anywhere becomes one :class:`~loom_nb.core.errors.SessionFormatError` naming the
 field, instead of an ``AttributeError`` three calls later.
 
 Ids and file names are checked by pattern because they become paths (``content/<id>…``,
@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
-from ..config import CONTENT_TYPES, LoomConfig
+from .config import CONTENT_TYPES, LoomConfig
 
 __all__ = ["validate_document", "validate_config", "DocumentInvalid", "MAX_GRAPH_BYTES"]
 

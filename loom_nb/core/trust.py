@@ -74,7 +74,7 @@ def confirm(session_folder: str | Path, root: str | Path) -> None:
             if target in roots:
                 return
             roots.append(target)
-            from ..store import atomic_write_text
+            from .store import atomic_write_text
 
             atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True))
     except Exception as exc:  # noqa: BLE001 - trust is remembered for convenience only

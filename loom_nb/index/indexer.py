@@ -21,10 +21,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import LoomError
-from ..graph import Provenance, Reference, chunk_mean, sha256_text
-from ..pack import chunk_spans
-from ..tokens import count_tokens_many, truncate_to_tokens
+from ..core.errors import LoomError
+from ..core.graph import Provenance, Reference, chunk_mean, sha256_text
+from ..core.pack import chunk_spans
+from ..core.tokens import count_tokens_many, truncate_to_tokens
 from .git import changed_since, dirty_files, head_commit
 from .symbols import outline
 from .units import EMBED_TOKENS, Unit, file_units

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..tokens import count_tokens, truncate_to_tokens
+from ..core.tokens import count_tokens, truncate_to_tokens
 from .symbols import Outline, Symbol, text_windows
 
 EMBED_TOKENS = 64

@@ -22,7 +22,7 @@ import queue
 import threading
 from typing import Any, Callable, Iterable, Iterator
 
-from ..errors import LoomError, OllamaStreamError, OllamaTimeoutError
+from ..core.errors import LoomError, OllamaStreamError, OllamaTimeoutError
 from .errors import explain_ollama_error
 from .limits import DEFAULT_HOST, Timeouts, host_of
 
@@ -48,10 +48,10 @@ class WatchedStream:
 
     Iterating waits at most ``timeouts.first_token`` seconds for the first part and
     ``timeouts.idle`` seconds for each one after it; past that it raises
-    :class:`~loom_nb.errors.OllamaTimeoutError` saying which limit it was. A failure of the
+    :class:`~loom_nb.core.errors.OllamaTimeoutError` saying which limit it was. A failure of the
     call comes out as the one-line error of
     :func:`~loom_nb.ollama.errors.explain_ollama_error`, and a stream that ends without a
-    part marked ``done`` raises :class:`~loom_nb.errors.OllamaStreamError` (an answer cut
+    part marked ``done`` raises :class:`~loom_nb.core.errors.OllamaStreamError` (an answer cut
     short is not an answer). Breaking out of the loop early is fine: call :meth:`close`
     (or use ``with``) and the worker drops the connection at its next part.
 

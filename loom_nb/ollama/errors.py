@@ -3,7 +3,7 @@
 The ``ollama`` package lets its transport's errors through as they are: a connection
 closed mid-answer came out as "no Ollama server answered … `ollama serve`", a malformed
 chunk as a multi-line pydantic report, a stall as nothing at all (issue 13). Here every
-failure becomes a :class:`~loom_nb.errors.LoomError` of one line, so ``loom-nb chat`` can
+failure becomes a :class:`~loom_nb.core.errors.LoomError` of one line, so ``loom-nb chat`` can
 print it as it is.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import LoomError, ModelNotFoundError, OllamaStreamError, OllamaUnavailableError
+from ..core.errors import LoomError, ModelNotFoundError, OllamaStreamError, OllamaUnavailableError
 from .limits import Timeouts, host_of
 
 MAX_DETAIL = 160

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..config import LoomConfig
-from ..errors import OllamaTimeoutError
+from ..core.config import LoomConfig
+from ..core.errors import OllamaTimeoutError
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 
@@ -31,7 +31,7 @@ class Timeouts:
 
     SETTINGS = {"connect": "ollama_connect_timeout", "first_token": "ollama_first_token_timeout",
                 "idle": "ollama_idle_timeout"}
-    """The :class:`~loom_nb.config.LoomConfig` field behind each limit (what an error names)."""
+    """The :class:`~loom_nb.core.config.LoomConfig` field behind each limit (what an error names)."""
 
     @classmethod
     def from_config(cls, config: LoomConfig | None = None) -> "Timeouts":

@@ -8,9 +8,9 @@ escapes what it shows.
 
 from __future__ import annotations
 
-from ..classify import Classification
+from ..core.classify import Classification
 from ..core.display import Displayable, register_html, register_text
-from ..engine import Loom, QueryResult
+from ..core.engine import Loom, QueryResult
 from . import html, text
 
 __all__ = ["NodeView"]

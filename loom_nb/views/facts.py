@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..rank import staleness_signal
+from ..core.rank import staleness_signal
 
 PREVIEW_LINES = 12
 
@@ -90,7 +90,7 @@ class SessionFacts:
 
 
 def content_facts(loom, node_id: str) -> ContentFacts:
-    from ..errors import StaleReferenceError
+    from ..core.errors import StaleReferenceError
 
     g = loom.graph
     node = g.node(node_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import SIGNALS
+from ..core.config import SIGNALS
 from .html import COLOURS
 from .text import clip
 
@@ -26,7 +26,7 @@ def _go():
     try:
         import plotly.graph_objects as go
     except ImportError as exc:  # pragma: no cover - plotly is a dependency
-        from ..errors import LoomError
+        from ..core.errors import LoomError
 
         raise LoomError("figures need plotly: pip install plotly") from exc
     return go
@@ -129,7 +129,7 @@ def embedding_map(loom, result=None, max_points: int = 5000, seed: int = 7):
 
 def budget_curves(reports: dict, metrics: tuple[str, ...] = ("line_recall", "precision")):
     """Quality against budget, one line per strategy: ``reports`` maps a budget to the
-    :class:`~loom_nb.evaluate.EvalReport` measured at it (a precision/recall curve over budgets)."""
+    :class:`~loom_nb.evaluation.run.EvalReport` measured at it (a precision/recall curve over budgets)."""
     from plotly.subplots import make_subplots
 
     budgets = sorted(reports)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from html import escape
 
-from ..config import SIGNALS
+from ..core.config import SIGNALS
 from .text import clip
 
-__all__ = ["COLOURS", "classification_html", "concept_html", "content_html", "escape", "loom_html", "node_html", "render", "result_html"]
+__all__ = ["COLOURS", "classification_html", "concept_html", "content_html", "escape", "loom_html", "node_html", "result_html"]
 
 COLOURS = dict(zip(SIGNALS, ("#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2",
                                "#eeca3b", "#ff9da6", "#9d755d", "#bab0ac", "#6b6ecf")))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from ..store import atomic_write_text
+from ..core.store import atomic_write_text
 from .html import result_html
 
 _STYLE = """

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from ..config import SIGNALS
+from ..core.config import SIGNALS
 from .facts import concept_facts, content_facts, session_facts
 
 _SHORT = {

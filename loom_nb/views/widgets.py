@@ -13,14 +13,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..config import SIGNALS
+from ..core.config import SIGNALS
 
 
 def _widgets():
     try:
         import ipywidgets as widgets
     except ImportError as exc:  # pragma: no cover - ipywidgets is a dependency
-        from ..errors import LoomError
+        from ..core.errors import LoomError
 
         raise LoomError("the sliders need ipywidgets: pip install ipywidgets") from exc
     return widgets

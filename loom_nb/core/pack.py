@@ -1,7 +1,7 @@
 """Budget, loading decisions, the context manifest and the prompt (seed 000 §6, seed 002).
 
 :func:`compute_budget` splits the model's window into zones; :func:`pack` walks a
-:class:`~loom_nb.rank.Ranking` down the loading decision tree and renders the manifest
+:class:`~loom_nb.core.rank.Ranking` down the loading decision tree and renders the manifest
 header and the evidence blocks. The context it returns never exceeds the budget: the
 rendered text is counted again at the end and trimmed if BPE merges disagree with the sum.
 """
@@ -15,9 +15,9 @@ from typing import Callable
 import numpy as np
 
 from .config import SIGNALS, LoomConfig
-from .core.budget import output_reservation, plan_window
-from .core.modes import MODES, Mode, choose_mode, get_mode  # noqa: F401  (modes live in core.modes; re-exported)
-from .core.prompt_safety import escape_evidence
+from .budget import output_reservation, plan_window
+from .modes import MODES, Mode, choose_mode, get_mode  # noqa: F401  (modes live in core.modes; re-exported)
+from .prompt_safety import escape_evidence
 from .errors import StaleReferenceError
 from .graph import LoomGraph
 from .lexical import terms
@@ -122,7 +122,7 @@ def fit_window(window: int, *, system_prompt: str, question: str, complexity: fl
     the room the fixed zones leave, :data:`~loom_nb.core.prompt_safety.CLIPPED_MESSAGE_SHARE`)
     with a warning, rather than sent whole for Ollama to cut from the front.
     """
-    from .core.prompt_safety import CLIPPED_MESSAGE_SHARE, clip_message
+    from .prompt_safety import CLIPPED_MESSAGE_SHARE, clip_message
 
     config = config or LoomConfig()
     plan = compute_budget(window, system_prompt=system_prompt, query=question, complexity=complexity, config=config, mode=mode)

@@ -38,31 +38,31 @@ The strategies, all given the same budget and the same files:
     the ablation that shows what each signal earns. Same query, same budget; only the
     weights differ.
 
-Baselines count the tokens of the text they load with :func:`~loom_nb.tokens.count_tokens`;
+Baselines count the tokens of the text they load with :func:`~loom_nb.core.tokens.count_tokens`;
 no strategy ever goes over the budget.
 """
 
 from __future__ import annotations
 
-import codecs
 import hashlib
-import json
 import logging
 import re
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from .config import SIGNALS, LoomConfig
-from .errors import LoomError
-from .lexical import LexicalIndex
-from .tokens import count_tokens_many
+from ..core.config import SIGNALS, LoomConfig
+from ..core.errors import LoomError
+from .baselines import WINDOW_LINES, _Window, _Workspace, run_baseline  # noqa: F401 - importable from here, as before
+from .cases import Case, load_cases, parse_case  # noqa: F401
+from .metrics import Gold, Loaded, Metrics, _overlaps, char_span_lines, grade  # noqa: F401
 
 log = logging.getLogger(__name__)
+
 
 MODE_STRATEGIES: tuple[str, ...] = ("loom-bare", "loom-fast", "loom-fused")
 """The engine with one mode forced (:mod:`loom_nb.core.modes`), beside ``loom``, the
@@ -104,10 +104,6 @@ def _ablated_signal(strategy: str) -> str | None:
     return None
 
 
-WINDOW_LINES = 40
-"""Lines per window for ``bm25-chunks`` and ``dense``: about one function or one screen, the
-usual size of a retrieval chunk for code."""
-
 DEFAULT_BUDGET = 8000
 """Tokens of context per query unless a case gives its own ``budget``."""
 
@@ -118,449 +114,14 @@ METRICS: tuple[str, ...] = (
 """The columns of :meth:`EvalReport.table`, each a mean over the cases that define it."""
 
 
-# -- cases ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Case:
-    """One labelled query: where to look, and what answers it."""
-
-    id: str
-    query: str
-    workspace: Path | None = None
-    """A folder to index (resolved against the cases file's folder)."""
-    session: Path | None = None
-    """Or a session folder, opened as it is."""
-    gold_files: tuple[str, ...] = ()
-    """Workspace-relative POSIX paths of the files that answer the query."""
-    gold_nodes: tuple[str, ...] = ()
-    """Or node ids (for sessions, whose content is not files)."""
-    gold_ranges: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
-    """Line ranges (1-based, inclusive) that answer it, per path: graded by line recall."""
-    budget: int | None = None
-    line: int = 0
-    """Line of the cases file the case came from (0 when built in code)."""
-    history: tuple[tuple[str, str], ...] = ()
-    """Earlier chat messages ``(role, content)``, oldest first: the case is a follow-up
-    turn, planned by the chat's turn planner (:func:`loom_nb.chat.planner.plan_turn`)."""
-
-
-def _str_list(value: Any, name: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ValueError(f"{name} must be a list of non-empty strings")
-    return tuple(v.replace("\\", "/").removeprefix("./") for v in value)
-
-
-def _ranges(value: Any) -> dict[str, tuple[tuple[int, int], ...]]:
-    if not isinstance(value, dict):
-        raise ValueError('gold_ranges must be an object {"path": [[start, end], ...]}')
-    out = {}
-    for path, spans in value.items():
-        if not isinstance(spans, list) or not spans:
-            raise ValueError(f"gold_ranges[{path!r}] must be a non-empty list of [start, end]")
-        clean = []
-        for span in spans:
-            ok = isinstance(span, list) and len(span) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in span)
-            if not ok or not 1 <= span[0] <= span[1]:
-                raise ValueError(f"gold_ranges[{path!r}]: {span!r} is not [start, end] with 1 <= start <= end")
-            clean.append((span[0], span[1]))
-        out[path.replace("\\", "/").removeprefix("./")] = tuple(clean)
-    return out
-
-
-def parse_case(data: Any, base: Path, line: int = 0) -> Case:
-    """One case from a parsed JSON object; ``ValueError`` says what is wrong with it.
-
-    Paths in ``workspace`` and ``session`` resolve against ``base``; unknown fields are
-    ignored.
-    """
-    if not isinstance(data, dict):
-        raise ValueError("a case must be a JSON object")
-    for key in ("id", "query"):
-        if not isinstance(data.get(key), str) or not data[key].strip():
-            raise ValueError(f"{key!r} must be a non-empty string")
-    if ("workspace" in data) == ("session" in data):
-        raise ValueError("give exactly one of 'workspace' and 'session'")
-    where = data.get("workspace", data.get("session"))
-    if not isinstance(where, str) or not where:
-        raise ValueError("'workspace' / 'session' must be a folder path")
-    try:
-        folder = (base / where).resolve()
-    except (OSError, RuntimeError) as exc:  # pathlib raises RuntimeError on a symlink loop
-        raise ValueError(f"'workspace' / 'session' {where!r} cannot be resolved ({exc})") from None
-    gold_files = _str_list(data["gold_files"], "gold_files") if "gold_files" in data else ()
-    gold_nodes = _str_list(data["gold_nodes"], "gold_nodes") if "gold_nodes" in data else ()
-    gold_ranges = _ranges(data["gold_ranges"]) if "gold_ranges" in data else {}
-    if not gold_files and not gold_nodes:
-        raise ValueError("give 'gold_files' or 'gold_nodes'")
-    budget = data.get("budget")
-    if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0):
-        raise ValueError("'budget' must be a positive integer")
-    history = _history(data["history"]) if "history" in data else ()
-    return Case(
-        id=data["id"], query=data["query"],
-        workspace=folder if "workspace" in data else None,
-        session=folder if "session" in data else None,
-        gold_files=gold_files, gold_nodes=gold_nodes, gold_ranges=gold_ranges, budget=budget, line=line,
-        history=history,
-    )
-
-
-def _history(value: Any) -> tuple[tuple[str, str], ...]:
-    if not isinstance(value, list):
-        raise ValueError('history must be a list of {"role": "user"|"assistant", "content": "..."}')
-    out = []
-    for k, message in enumerate(value):
-        ok = isinstance(message, dict) and message.get("role") in ("user", "assistant") and isinstance(message.get("content"), str)
-        if not ok:
-            raise ValueError(f'history[{k}] must be {{"role": "user"|"assistant", "content": "..."}}')
-        out.append((message["role"], message["content"]))
-    return tuple(out)
-
-
-def load_cases(path: str | Path) -> tuple[list[Case], list[str]]:
-    """Read a JSON Lines cases file: the valid cases, and one message per bad line.
-
-    Blank lines and lines starting with ``#`` are skipped. A malformed line (bad JSON,
-    nested too deeply, a number too long, a case with a missing or wrong field) does not
-    stop the others; its message names the file and line number. A repeated ``id`` is an
-    error for the later line. Lines end at ``\\n`` only, as JSON Lines says: a query may hold
-    U+2028 or a form feed.
-
-    Raises
-    ------
-    LoomError
-        If the file cannot be read, or is not UTF-8 (the message names the line and byte).
-        Nothing else escapes, whatever the file holds.
-
-    >>> import tempfile
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> _ = (folder / "cases.jsonl").write_text(
-    ...     '{"id": "a", "query": "q", "workspace": ".", "gold_files": ["x.py"]}\\n{"id": "b"\\n')
-    >>> cases, errors = load_cases(folder / "cases.jsonl")
-    >>> [c.id for c in cases], len(errors), errors[0].endswith(":2: not valid JSON (Expecting ',' delimiter, column 11)")
-    (['a'], 1, True)
-    """
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise LoomError(f"{path}: cannot read the cases file ({exc.strerror or exc})") from None
-    text = _decode_cases(path, data)
-    cases, errors, seen = [], [], set()
-    for number, raw in enumerate(text.split("\n"), 1):
-        raw = raw.removesuffix("\r")
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            errors.append(f"{path}:{number}: not valid JSON ({exc.msg}, column {exc.colno})")
-            continue
-        except RecursionError:  # "[[[[…": json's decoder recurses once per level
-            errors.append(f"{path}:{number}: not valid JSON (nested too deeply)")
-            continue
-        except ValueError as exc:  # a number of more than 4,300 digits (sys.get_int_max_str_digits)
-            errors.append(f"{path}:{number}: not valid JSON ({str(exc).split(':')[0]})")
-            continue
-        try:
-            case = parse_case(data, path.parent, number)
-        except ValueError as exc:
-            errors.append(f"{path}:{number}: {exc}")
-            continue
-        if case.id in seen:
-            errors.append(f"{path}:{number}: id {case.id!r} is already used")
-            continue
-        seen.add(case.id)
-        cases.append(case)
-    return cases, errors
-
-
-def _decode_cases(path: Path, data: bytes) -> str:
-    """The cases file as text (UTF-8, a BOM dropped); LoomError naming the line if it is not."""
-    data = data.removeprefix(codecs.BOM_UTF8)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise LoomError(
-            f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at byte {column} of the line); "
-            "save the cases file as UTF-8"
-        ) from None
-
-
-# -- what a strategy loaded, and grading it ------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """One item a strategy put in the context."""
-
-    path: str | None
-    """Workspace-relative file, or None for content that is not a file (chat text)."""
-    start: int | None
-    end: int | None
-    """1-based inclusive line range; None when no lines of the file are in it (a summary)."""
-    tokens: int
-    score: float
-    node_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "start": self.start, "end": self.end, "tokens": self.tokens,
-                "score": round(float(self.score), 6), "node": self.node_id}
-
-
-@dataclass(frozen=True)
-class Gold:
-    """A case's answer in the terms grading needs."""
-
-    files: frozenset[str] = frozenset()
-    nodes: frozenset[str] = frozenset()
-    ranges: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
-    node_spans: dict[str, tuple[str, int, int]] = field(default_factory=dict)
-    """File and line range of each gold node that is a file reference."""
-
-
-@dataclass
-class Metrics:
-    """One strategy on one case. ``None`` means the metric does not apply to the case."""
-
-    precision: float
-    recall: float
-    file_precision: float | None
-    file_recall: float | None
-    line_recall: float | None
-    tokens: int
-    budget: int
-    budget_use: float
-    token_efficiency: float | None
-    seconds: float
-    items: int
-    relevant_share: float | None = None
-    """The engine only: the share of the graph's content nodes that counted as relevant."""
-    relevant_precision: float | None = None
-    """The engine only: the share of relevant nodes that are gold (in a gold range, or a
-    gold file when the case has no ranges)."""
-    unused_with_room: float | None = None
-    """The engine only: 1 when over 10 % of the budget went unused while a relevant node that
-    would fit was left out (a mode's cap or item limit), else 0; its mean is a share of cases."""
-
-
-def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] <= b[1] and b[0] <= a[1]
-
-
-def _covered(ranges: Iterable[tuple[int, int]]) -> set[int]:
-    lines: set[int] = set()
-    for start, end in ranges:
-        lines.update(range(start, end + 1))
-    return lines
-
-
-def grade(
-    items: Sequence[Loaded],
-    gold: Gold,
-    *,
-    budget: int,
-    tokens: int | None = None,
-    workspace_tokens: int | None = None,
-    seconds: float = 0.0,
-) -> Metrics:
-    """Grade what a strategy loaded against a case's gold answer (seed 000 §8.8).
-
-    * **precision** — the share of loaded items that are correct: with ``gold.nodes``, the
-      item is a gold node or overlaps a gold node's lines; otherwise its file is a gold
-      file. Loading nothing scores 0.
-    * **recall** — the share of gold items loaded: gold nodes loaded (by id, or by an item
-      overlapping the node's lines), else gold files with any line loaded.
-    * **file_precision / file_recall** — over distinct files: loaded files that are gold,
-      and gold files of which any line (or a summary) is loaded. Gold files are
-      ``gold.files``, else the files of the gold nodes; None when there are none.
-    * **line_recall** — the share of ``gold.ranges`` lines inside loaded line ranges (None
-      without ranges).
-    * **budget_use** — tokens / budget; **token_efficiency** — tokens / all tokens of the
-      workspace (what share of the workspace was sent).
-
-    ``tokens`` defaults to the sum of the items' tokens.
-
-    Examples
-    --------
-    Two windows of ``a.py`` and one of ``b.py``; the answer is ``a.py`` lines 5–14:
-
-    >>> items = [Loaded("a.py", 1, 10, 100, 2.0), Loaded("a.py", 31, 40, 90, 1.5), Loaded("b.py", 1, 10, 80, 1.0)]
-    >>> m = grade(items, Gold(files=frozenset({"a.py"}), ranges={"a.py": ((5, 14),)}), budget=1000, workspace_tokens=2700)
-    >>> round(m.precision, 4), m.recall, m.file_precision, m.line_recall, m.tokens, m.budget_use, m.token_efficiency
-    (0.6667, 1.0, 0.5, 0.6, 270, 0.27, 0.1)
-    """
-    used = sum(i.tokens for i in items) if tokens is None else int(tokens)
-    loaded_files = {i.path for i in items if i.path is not None}
-    lines_by_file: dict[str, list[tuple[int, int]]] = {}
-    for i in items:
-        if i.path is not None and i.start is not None and i.end is not None:
-            lines_by_file.setdefault(i.path, []).append((i.start, i.end))
-
-    def item_is_gold(item: Loaded) -> bool:
-        if gold.nodes:
-            if item.node_id is not None and item.node_id in gold.nodes:
-                return True
-            if item.path is None or item.start is None:
-                return False
-            return any(p == item.path and _overlaps((s, e), (item.start, item.end)) for p, s, e in gold.node_spans.values())
-        return item.path in gold.files
-
-    def node_loaded(node_id: str) -> bool:
-        if any(i.node_id == node_id for i in items):
-            return True
-        span = gold.node_spans.get(node_id)
-        return span is not None and any(_overlaps((span[1], span[2]), r) for r in lines_by_file.get(span[0], ()))
-
-    precision = sum(item_is_gold(i) for i in items) / len(items) if items else 0.0
-    gold_files = set(gold.files) or {p for p, _, _ in gold.node_spans.values()}
-    if gold.nodes:
-        recall = sum(node_loaded(n) for n in gold.nodes) / len(gold.nodes)
-    else:
-        recall = len(gold_files & loaded_files) / len(gold_files) if gold_files else 0.0
-    file_recall = len(gold_files & loaded_files) / len(gold_files) if gold_files else None
-    if not gold_files:
-        file_precision = None
-    else:
-        file_precision = len(gold_files & loaded_files) / len(loaded_files) if loaded_files else 0.0
-    line_recall = None
-    if gold.ranges:
-        total = hit = 0
-        for path, spans in gold.ranges.items():
-            want = _covered(spans)
-            total += len(want)
-            hit += len(want & _covered(lines_by_file.get(path, ())))
-        line_recall = hit / total if total else None
-    return Metrics(
-        precision=precision, recall=recall, file_precision=file_precision, file_recall=file_recall,
-        line_recall=line_recall, tokens=used, budget=budget, budget_use=used / budget if budget else 0.0,
-        token_efficiency=used / workspace_tokens if workspace_tokens else None, seconds=seconds, items=len(items),
-    )
-
-
-def char_span_lines(text: str, first_line: int, start: int, end: int) -> tuple[int, int]:
-    """The 1-based inclusive lines that the characters ``text[start:end]`` lie on.
-
-    ``text`` begins on line ``first_line`` of its file; a span ending just after a newline
-    ends on that newline's line.
-
-    >>> char_span_lines("a\\nbb\\nccc\\n", 10, 2, 9)
-    (11, 12)
-    """
-    begin = first_line + text.count("\n", 0, start)
-    last = first_line + text.count("\n", 0, max(start, end - 1))
-    return begin, last
-
-
-# -- a workspace, prepared once per run ------------------------------------------------------
-
-
-@dataclass
-class _Window:
-    path: str
-    start: int
-    end: int
-    text: str
-    tokens: int
-
-
-class _Workspace:
-    """A workspace's files and windows, with BM25 indexes and (on demand) window vectors."""
-
-    def __init__(self, root: Path):
-        from .index.walk import read_text, walk_workspace
-
-        self.root = root
-        self.files: list[_Window] = []
-        for entry in walk_workspace(root).files:
-            try:
-                text = read_text(root / entry.path)
-            except OSError:
-                continue
-            n_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-            self.files.append(_Window(entry.path, 1, max(n_lines, 1), text, 0))
-        for f, n in zip(self.files, count_tokens_many(f.text for f in self.files)):
-            f.tokens = n
-        self.windows: list[_Window] = []
-        for f in self.files:
-            lines = f.text.splitlines(keepends=True) or [""]
-            for i in range(0, len(lines), WINDOW_LINES):
-                part = lines[i : i + WINDOW_LINES]
-                self.windows.append(_Window(f.path, i + 1, i + len(part), "".join(part), 0))
-        for w, n in zip(self.windows, count_tokens_many(w.text for w in self.windows)):
-            w.tokens = n
-        self.total_tokens = sum(f.tokens for f in self.files)
-        self.file_index = self._bm25(self.files)
-        self.window_index = self._bm25(self.windows)
-        self._vectors: np.ndarray | None = None
-
-    @staticmethod
-    def _bm25(pieces: list[_Window]) -> LexicalIndex:
-        index = LexicalIndex()
-        for row, piece in enumerate(pieces):
-            index.add(row, {"content": f"{piece.path}\n{piece.text}"})
-        index.compact()
-        return index
-
-    def window_vectors(self, embedder) -> np.ndarray:
-        if self._vectors is None:
-            texts = [f"{w.path}\n{w.text}" for w in self.windows]
-            self._vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dim), np.float32)
-        return self._vectors
-
-
-def _greedy(pieces: list[_Window], scores: np.ndarray, budget: int, *, stop_at_first_misfit: bool,
-            positive_only: bool) -> list[Loaded]:
-    """Load pieces in descending score (ties by position) while they fit ``budget``."""
-    order = sorted(range(len(pieces)), key=lambda i: (-float(scores[i]), i))
-    out, left = [], budget
-    for i in order:
-        if positive_only and not scores[i] > 0:
-            break
-        piece = pieces[i]
-        if piece.tokens > left:
-            if stop_at_first_misfit:
-                break
-            continue
-        out.append(Loaded(piece.path, piece.start, piece.end, piece.tokens, float(scores[i])))
-        left -= piece.tokens
-    return out
-
-
-def run_baseline(strategy: str, ws: _Workspace, query: str, budget: int, embedder=None) -> list[Loaded]:
-    """What one baseline strategy loads for ``query`` (see the module docstring)."""
-    if strategy == "bm25":
-        scores = ws.file_index.score(query, len(ws.files))
-        return _greedy(ws.files, scores, budget, stop_at_first_misfit=True, positive_only=True)
-    if strategy == "whole-file":
-        scores = ws.file_index.score(query, len(ws.files))
-        return _greedy(ws.files, scores, budget, stop_at_first_misfit=False, positive_only=False)
-    if strategy == "bm25-chunks":
-        scores = ws.window_index.score(query, len(ws.windows))
-        return _greedy(ws.windows, scores, budget, stop_at_first_misfit=False, positive_only=True)
-    if strategy == "dense":
-        if embedder is None:
-            raise LoomError("the dense baseline needs an embedder")
-        vectors = ws.window_vectors(embedder)
-        q = embedder.embed([query])[0]
-        scores = vectors @ q if len(vectors) else np.zeros(0)
-        return _greedy(ws.windows, scores, budget, stop_at_first_misfit=False, positive_only=True)
-    raise LoomError(f"unknown strategy {strategy!r}; the strategies are {', '.join(STRATEGIES)}")
-
-
 def loom_items(loom, result) -> list[Loaded]:
-    """The items a :class:`~loom_nb.engine.QueryResult` loaded, as files and line ranges."""
+    """The items a :class:`~loom_nb.core.engine.QueryResult` loaded, as files and line ranges."""
     return packed_items(loom.graph, result.packed)
 
 
 def packed_items(graph, packed) -> list[Loaded]:
-    """The items a :class:`~loom_nb.pack.Packed` context holds, as files and line ranges."""
-    from .tokens import count_tokens
+    """The items a :class:`~loom_nb.core.pack.Packed` context holds, as files and line ranges."""
+    from ..core.tokens import count_tokens
 
     items = []
     for block in packed.blocks:
@@ -737,7 +298,7 @@ class Workbench:
     """
 
     def __init__(self, embedder=None, cache_dir: str | Path | None = None, progress: bool | None = False):
-        from .embed import CachedEmbedder, default_embedder
+        from ..embed import CachedEmbedder, default_embedder
 
         inner = embedder if embedder is not None else default_embedder()
         self.embedder = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
@@ -764,8 +325,8 @@ class Workbench:
 
     def loom(self, case: Case):
         """The Loom for a case: its session opened, or its workspace indexed (once)."""
-        from .embed import CachedEmbedder
-        from .engine import Loom
+        from ..embed import CachedEmbedder
+        from ..core.engine import Loom
 
         key = case.workspace or case.session
         if key in self.failures:
@@ -829,15 +390,15 @@ class Workbench:
 
 
 def run_engine(loom, case: Case, strategy: str, budget: int):
-    """The engine's :class:`~loom_nb.engine.QueryResult` for a case, through the call a user makes.
+    """The engine's :class:`~loom_nb.core.engine.QueryResult` for a case, through the call a user makes.
 
     ``loom`` and the ablations run the default path (``mode`` left to ``auto``);
     ``loom-<mode>`` forces that mode. A case with ``history`` is a follow-up chat turn: it
     is planned by :func:`loom_nb.chat.planner.plan_turn`, as a Session plans its turns (no
     model is called; the budget is the turn's context zone).
     """
-    from .chat.planner import Message, plan_turn
-    from .core.query import Query
+    from ..chat.planner import Message, plan_turn
+    from ..core.query import Query
 
     off = _ablated_signal(strategy)
     weights = loom.graph.config.weights.without(off) if off else None

@@ -17,12 +17,12 @@ import numpy as np
 
 from .classify import Classification, classify, split_input
 from .config import LoomConfig, Weights
-from .embed import CachedEmbedder, Embedder, default_embedder, embedder_for, embedder_named
+from .embedding import CachedEmbedder, Embedder
 from .errors import EmbeddingMismatchError, LoomError
 from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, chunk_mean, clean_text
-from .core.display import Displayable
-from .core.modes import Mode, get_mode
-from .core.query import Query
+from .display import Displayable
+from .modes import Mode, get_mode
+from .query import Query
 from .pack import (
     Budget,
     NodeDecision,
@@ -35,13 +35,13 @@ from .pack import (
     pack,
 )
 from .rank import Ranking, rank
-from .core.folder_lock import session_lock
-from .core.trust import confirm, is_confirmed
+from .folder_lock import session_lock
+from .trust import confirm, is_confirmed
 from .store import GRAPH_FILE, data_files, load_cache, load_graph, orphaned_data_error, read_document, save_graph
 from .tokens import ContextWindow, context_window
 
 if TYPE_CHECKING:
-    from .index import IndexReport
+    from ..index import IndexReport
 
 log = logging.getLogger(__name__)
 
@@ -146,13 +146,13 @@ class QueryResult(Displayable):
 
     def contributions_figure(self, top: int = 20):
         """plotly stacked bars of each signal's contribution for the top nodes."""
-        from .views.figures import contributions_figure
+        from ..views.figures import contributions_figure
 
         return contributions_figure(self, top)
 
     def budget_figure(self):
         """plotly waterfall of the budget: window, zones, context used and unused."""
-        from .views.figures import budget_figure
+        from ..views.figures import budget_figure
 
         return budget_figure(self)
 
@@ -215,6 +215,8 @@ class Loom(Displayable):
         namer: Namer | None = None,
         graph: LoomGraph | None = None,
     ):
+        from ..embed import default_embedder, embedder_named  # the facade picks a model a layer up
+
         inner = embedder_named(embedder) if embedder is not None else default_embedder()
         self.embedder = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
         self.folder = Path(folder) if folder is not None else None
@@ -269,6 +271,8 @@ class Loom(Displayable):
                 raise LoomError(f"{folder}: no session here (no {GRAPH_FILE}); start one by adding text or indexing a folder")
             return cls(folder, embedder=embedder, config=config, namer=namer)
         doc = read_document(folder)
+        from ..embed import embedder_for, embedder_named
+
         inner = embedder_named(embedder) if embedder is not None else embedder_for(doc["embedding"].get("model"))
         graph, doc = load_graph(folder, expect_model=inner.model_id, doc=doc)
         cached = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
@@ -320,10 +324,10 @@ class Loom(Displayable):
         """Open, change and save the session in ``folder`` while holding its write lock.
 
         Two processes that each open, add and save would otherwise race: the second
-        save is refused (:class:`~loom_nb.errors.SessionConflictError`) rather than drop
+        save is refused (:class:`~loom_nb.core.errors.SessionConflictError`) rather than drop
         the first one's nodes, but its work is lost. Inside this block other writers
         wait for their turn (up to ``lock_timeout`` seconds, then
-        :class:`~loom_nb.errors.SessionLockedError`). The session is saved when the
+        :class:`~loom_nb.core.errors.SessionLockedError`). The session is saved when the
         block ends without an exception, and left untouched when it raises.
         """
         if not options.get("create", True) and not (Path(folder) / GRAPH_FILE).exists():
@@ -405,33 +409,33 @@ class Loom(Displayable):
 
     def index(self, root: str | Path, **options) -> "IndexReport":
         """Index (or refresh) a workspace folder into reference nodes; see :func:`loom_nb.index.index_workspace`."""
-        from .index import index_workspace
+        from ..index import index_workspace
 
         return index_workspace(self, root, **options)
 
     def export_report(self, result: "QueryResult", path: str | Path, **options) -> Path:
         """One self-contained HTML file (graph, manifest, table, charts) that opens offline."""
-        from .views.report import export_report
+        from ..views.report import export_report
 
         return export_report(self, result, path, **options)
 
     def graph_view(self, result: "QueryResult | None" = None, **options):
         """The graph drawn with pyvis (offline), loaded nodes marked; shows in a notebook."""
-        from .views.graph_view import GraphView
+        from ..views.graph_view import GraphView
 
         return GraphView(self, result, **options)
 
     def tune(self, query: str, **options):
         """Sliders for the weights, the relevance floor, the concept threshold, the mode
         and the budget over one query (ipywidgets); the table redraws as they move."""
-        from .views.widgets import weight_sliders
+        from ..views.widgets import weight_sliders
 
         return weight_sliders(self, query, **options)
 
     def skeleton(self, path: str) -> str:
         """A signature-only view of an indexed file: the cheap alternative to its body."""
-        from .index import outline, read_text, resolve_inside, skeleton
-        from .index.walk import detect_language
+        from ..index import outline, read_text, resolve_inside, skeleton
+        from .files import detect_language
 
         if self.graph.workspace is None:
             raise LoomError("no workspace has been indexed in this session")
@@ -527,7 +531,12 @@ class Loom(Displayable):
         else:
             if window is None:
                 if model is not None:
-                    win = context_window(model, ask_ollama=ask_ollama)
+                    if ask_ollama:  # the facade asks the server a layer up
+                        from ..ollama.context_window import context_window as ask_window
+
+                        win = ask_window(model, ask_ollama=True)
+                    else:
+                        win = context_window(model)
                     window = win.num_ctx
                 else:
                     window = config.default_window
@@ -553,7 +562,7 @@ class Loom(Displayable):
     def view(self, node_id: str):
         """A node as a notebook shows it (text preview, concepts with link similarity,
         provenance, staleness); prints the same facts in a terminal."""
-        from .views import NodeView
+        from ..views import NodeView
 
         return NodeView(self, node_id)
 

@@ -3,7 +3,7 @@
 A commit says what it did (its message) and where (its diff). Read backwards, that is an
 evaluation case: given the message, which lines of the tree *before* the commit should a
 context engine have loaded? :func:`mine_commits` walks a repository's history and turns each
-suitable commit into a :class:`~loom_nb.evaluate.Case`-shaped record:
+suitable commit into a :class:`~loom_nb.evaluation.run.Case`-shaped record:
 
 * ``query`` — the commit message (subject and body; trailers such as ``Signed-off-by`` and a
   trailing pull-request number ``(#1234)`` are removed: they name no code);
@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .errors import LoomError
-from .lexical import CODE_EXTENSIONS, file_role
+from ..core.errors import LoomError
+from ..core.lexical import CODE_EXTENSIONS, file_role
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ def _is_bare(repo: Path) -> bool:
 
 
 def is_source(path: str) -> bool:
-    """A non-test program source file (what can be gold): :func:`~loom_nb.lexical.file_role` is "code".
+    """A non-test program source file (what can be gold): :func:`~loom_nb.core.lexical.file_role` is "code".
 
     >>> [is_source(p) for p in ("src/flask/app.py", "tests/test_app.py", "context_test.go", "docs/conf.py", "README.md", "pkg/conftest.py")]
     [True, False, False, False, False, False]

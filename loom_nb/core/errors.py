@@ -70,7 +70,7 @@ class WorkspaceNotConfirmedError(StaleReferenceError):
 class OllamaTimeoutError(OllamaUnavailableError):
     """An Ollama call ran past one of its timeouts (connect, first token, between tokens).
 
-    ``setting`` names the :class:`~loom_nb.config.LoomConfig` field to raise and ``seconds``
+    ``setting`` names the :class:`~loom_nb.core.config.LoomConfig` field to raise and ``seconds``
     its value, so the message can say exactly which limit was hit.
     """
 

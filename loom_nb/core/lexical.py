@@ -5,7 +5,7 @@ an explicitly tagged path is the strongest signal, a path or basename mentioned 
 request is strong, and query terms found in a file's path or symbols count more than terms
 found in its headings or imports, which count more than terms in its body. This module
 computes those signals as arrays over content rows, the same shape as every other signal in
-:mod:`loom_nb.rank`:
+:mod:`loom_nb.core.rank`:
 
 * :class:`LexicalIndex` — an inverted index per field scored with BM25F, so the field
   preferences of seed 004 are weights (:data:`DEFAULT_FIELD_WEIGHTS`), not ad hoc bonuses;
@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .core.query import message_part
+from .query import message_part
 
 FIELDS: tuple[str, ...] = ("path", "symbol", "heading", "import", "content")
 """The text fields a content row may have, in the column order used by every array here."""
@@ -33,7 +33,7 @@ FIELDS: tuple[str, ...] = ("path", "symbol", "heading", "import", "content")
 DEFAULT_FIELD_WEIGHTS: dict[str, float] = {"path": 3.0, "symbol": 3.0, "heading": 2.0, "import": 1.5, "content": 1.0}
 """BM25F field weights. Seed 004: a term in the path or a symbol is a strong match, in a heading
 or an import a medium one, in the body a small one. The 3 : 2 : 1.5 : 1 spacing is the starting
-value, not a measured optimum; tune it with :mod:`loom_nb.evaluate`."""
+value, not a measured optimum; tune it with :mod:`loom_nb.evaluation.run`."""
 
 DEFAULT_K1 = 1.2
 """BM25 term-frequency saturation (Robertson & Zaragoza's usual 1.2: the 2nd occurrence of a
@@ -624,7 +624,7 @@ class LexicalIndex:
 def normalise_scores(scores: np.ndarray) -> np.ndarray:
     """Map scores to 0–1 by dividing by the maximum; all zeros (or empty) stay zeros.
 
-    BM25F is unbounded; the composite score in :mod:`loom_nb.rank` wants every signal in 0–1.
+    BM25F is unbounded; the composite score in :mod:`loom_nb.core.rank` wants every signal in 0–1.
     Dividing by the maximum keeps the ratios between rows, so the best lexical match is 1.
 
     >>> normalise_scores(np.array([0.0, 2.0, 1.0]))

@@ -16,44 +16,22 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import Iterable, Protocol, Sequence, runtime_checkable
+from typing import Sequence
 
 import numpy as np
 
-from .errors import LoomError
+from ..core.embedding import CachedEmbedder, Embedder, normalise, text_key  # noqa: F401 - defined in the core
+from ..core.errors import LoomError
 # the one Ollama client factory and its errors live in loom_nb.ollama; importable from here
 # too, where they were first defined
-from .ollama import explain_ollama_error, ollama_client  # noqa: F401
+from ..ollama import explain_ollama_error, ollama_client  # noqa: F401
+from ..ollama.embedder import OllamaEmbedder  # noqa: F401 - the embedder a server runs
 
 log = logging.getLogger(__name__)
 
-_DATA = Path(__file__).parent / "_data"
+_DATA = Path(__file__).parent.parent / "_data"
 MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MINILM_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 vectors of a fixed dimension.
-
-    ``model_id`` names the vector space: vectors with different ids are never compared.
-    """
-
-    model_id: str
-    dim: int
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """An array of shape ``(len(texts), dim)``, dtype float32, rows of unit norm."""
-        ...
-
-
-def normalise(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length (zero rows stay zero), as float32."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.ndim == 1:
-        vectors = vectors[None, :]
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.where(norms == 0, 1, norms)).astype(np.float32)
 
 
 def _sha256_file(path: Path) -> str:
@@ -183,121 +161,6 @@ class HashingEmbedder:
 
     def __repr__(self) -> str:
         return f"HashingEmbedder(dim={self.dim})"
-
-
-class OllamaEmbedder:
-    """Embeddings from a local Ollama server (``/api/embed``).
-
-    Parameters
-    ----------
-    model : str
-        ``nomic-embed-text`` (768 dimensions) or ``all-minilm`` (384), or any embedding
-        model the server has.
-    host : str, optional
-        Server address; defaults to ``OLLAMA_HOST``, then ``http://127.0.0.1:11434``.
-    dim : int, optional
-        Known dimension; otherwise probed with one call on first use.
-    timeouts : loom_nb.ollama.Timeouts, optional
-        Connect and answer limits (default: :class:`~loom_nb.config.LoomConfig`'s), so a
-        stalled server fails an embedding instead of hanging it.
-    """
-
-    KNOWN_DIMS = {"nomic-embed-text": 768, "all-minilm": 384, "mxbai-embed-large": 1024}
-
-    def __init__(self, model: str = "nomic-embed-text", host: str | None = None, dim: int | None = None, client=None,
-                 timeouts=None):
-        self.model = model
-        self.host = host
-        self.timeouts = timeouts
-        self.model_id = f"ollama:{model}"
-        self._client = client
-        self._dim = dim or self.KNOWN_DIMS.get(model.split(":")[0])
-
-    @property
-    def client(self):
-        if self._client is None:
-            self._client = ollama_client(self.host, self.timeouts)
-        return self._client
-
-    @property
-    def dim(self) -> int:
-        if self._dim is None:
-            self._dim = int(self.embed(["dimension probe"]).shape[1])
-        return self._dim
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, self._dim or 0), dtype=np.float32)
-        try:
-            response = self.client.embed(model=self.model, input=texts)
-        except Exception as exc:
-            raise explain_ollama_error(exc, self.model, self.host, timeouts=self.timeouts) from exc
-        vectors = normalise(np.asarray(response["embeddings"], dtype=np.float32))
-        self._dim = vectors.shape[1]
-        return vectors
-
-    def __repr__(self) -> str:
-        return f"OllamaEmbedder(model={self.model!r})"
-
-
-def text_key(text: str) -> str:
-    """The cache key of a text: its sha256 (the model id is kept beside it)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-class CachedEmbedder:
-    """Any embedder plus a cache keyed by model id and content hash.
-
-    Unchanged text is never embedded twice: :attr:`hits` and :attr:`misses` say how often
-    the cache answered. The cache is saved with the session (``embeddings/cache-*.npy``).
-    """
-
-    def __init__(self, inner: Embedder):
-        self.inner = inner
-        self.model_id = inner.model_id
-        self._vectors: dict[str, np.ndarray] = {}
-        self.hits = 0
-        self.misses = 0
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def __len__(self) -> int:
-        return len(self._vectors)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        texts = list(texts)
-        keys = [text_key(t) for t in texts]
-        missing: dict[str, str] = {}
-        for key, text in zip(keys, texts):
-            if key not in self._vectors and key not in missing:
-                missing[key] = text
-        self.misses += len(missing)
-        self.hits += len(texts) - len(missing)
-        if missing:
-            fresh = self.inner.embed(list(missing.values()))
-            for key, vector in zip(missing, fresh):
-                self._vectors[key] = vector
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([self._vectors[k] for k in keys]).astype(np.float32)
-
-    def items(self) -> Iterable[tuple[str, np.ndarray]]:
-        return self._vectors.items()
-
-    def preload(self, keys: Sequence[str], vectors: np.ndarray) -> None:
-        for key, vector in zip(keys, vectors):
-            self._vectors[key] = np.asarray(vector, dtype=np.float32)
-
-    def forget(self, texts: Sequence[str]) -> None:
-        """Drop these texts from the cache (an evaluation times each strategy's own embedding)."""
-        for text in texts:
-            self._vectors.pop(text_key(text), None)
-
-    def __repr__(self) -> str:
-        return f"CachedEmbedder({self.inner!r}, entries={len(self)}, hits={self.hits}, misses={self.misses})"
 
 
 def default_embedder() -> Embedder:

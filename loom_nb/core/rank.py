@@ -129,7 +129,7 @@ def size_signal(tokens: np.ndarray, reference_tokens: int) -> np.ndarray:
 def provenance_signal(type_codes: np.ndarray, table: dict[str, float]) -> np.ndarray:
     """The configured weight of each node's source type (analysis > output > input).
 
-    ``type_codes`` index :data:`~loom_nb.config.CONTENT_TYPES`
+    ``type_codes`` index :data:`~loom_nb.core.config.CONTENT_TYPES`
     ("input", "output", "analysis", "file_reference", "summary").
 
     >>> provenance_signal(np.array([2, 0]), {"analysis": 1.0, "input": 0.5}).tolist()
@@ -142,7 +142,7 @@ def provenance_signal(type_codes: np.ndarray, table: dict[str, float]) -> np.nda
 def role_provenance(provenance: np.ndarray, type_codes: np.ndarray, roles: np.ndarray, table: dict[str, float]) -> np.ndarray:
     """File references of test files and of other non-code files (docs, changelogs, data)
     take the ``test_reference`` / ``other_reference`` provenance instead of
-    ``file_reference``; ``roles`` are :func:`~loom_nb.lexical.path_roles` codes.
+    ``file_reference``; ``roles`` are :func:`~loom_nb.core.lexical.path_roles` codes.
 
     >>> role_provenance(np.array([0.6, 0.6, 0.6, 0.5]), np.array([3, 3, 3, 0]), np.array([1, 2, 3, 0]),
     ...                 {"test_reference": 0.3, "other_reference": 0.2}).tolist()

@@ -35,10 +35,10 @@ from typing import Any
 
 import networkx as nx
 
-from .core.display import Displayable
-from .errors import LoomError, SessionFormatError, UnknownNodeError
-from .store import atomic_write_text
-from .tokens import count_tokens
+from ..core.display import Displayable
+from ..core.errors import LoomError, SessionFormatError, UnknownNodeError
+from ..core.store import atomic_write_text
+from ..core.tokens import count_tokens
 
 NODE_TYPES: tuple[str, ...] = ("goal", "decision", "option", "action", "outcome", "observation", "revisit")
 EDGE_TYPES: tuple[str, ...] = ("leads_to", "chosen", "rejected", "requires", "blocks", "enables", "supersedes")

@@ -116,7 +116,7 @@ DEFAULT_PROVENANCE: dict[str, float] = {
     "summary": 0.975,
     "output": 0.95,
     "input": 0.875,
-    # File references by the role of their file (loom_nb.lexical.file_role): a question
+    # File references by the role of their file (loom_nb.core.lexical.file_role): a question
     # about behaviour is answered by the code that implements it; tests and prose (docs,
     # changelogs, configuration) restate it. "file_reference" is program source. The gap of
     # 0.3 is the one tuned (code 0.6, test / other 0.3 in the tuning run; only differences

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from .config import LoomConfig
-from .core.display import Displayable
+from .display import Displayable
 from .tokens import count_tokens, count_tokens_many
 
 log = logging.getLogger(__name__)

@@ -7,8 +7,8 @@ grades the winner on the fold left out, so the reported gain is on cases the sea
 saw. :func:`tuning_figure` draws default against tuned, per fold.
 
 Speed: each case is ranked once (:func:`prepare`); a candidate configuration only
-re-weights the stored signals (:meth:`~loom_nb.rank.Ranking.reweighted`) and packs again,
-so one evaluation of a configuration costs one :func:`~loom_nb.pack.pack` per case and
+re-weights the stored signals (:meth:`~loom_nb.core.rank.Ranking.reweighted`) and packs again,
+so one evaluation of a configuration costs one :func:`~loom_nb.core.pack.pack` per case and
 budget. Parameters that change the signals themselves (``hop_decay``,
 ``size_reference_tokens``, ``relevance_floor`` through link density) rank again, once per
 distinct value.
@@ -26,11 +26,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .config import LoomConfig
-from .core.modes import Mode, choose_mode
-from .core.query import Query
-from .evaluate import Case, Gold, Workbench, grade, packed_items
-from .pack import explicit_budget, pack
+from ..core.config import LoomConfig
+from ..core.modes import Mode, choose_mode
+from ..core.query import Query
+from .run import Case, Gold, Workbench, grade, packed_items
+from ..core.pack import explicit_budget, pack
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ file units (staleness is equal for all of them in a fresh session, and a tag or 
 never occurs in mined cases), the two relevance thresholds, and the packing split of large
 nodes, and the modes: which complexity ``auto`` sends to BARE and FAST (seed 002: 0.3 and 0.6),
 and their item limits and token caps (seed 002's, scaled: 3 / 1,500 and 8 / 4,000). Each list
-holds the seed value (:data:`~loom_nb.config.SEED_VALUES`). The semantic weight
+holds the seed value (:data:`~loom_nb.core.config.SEED_VALUES`). The semantic weight
 never goes to 0: mined cases are code with identifiers to match, but notes and chat turns
 have none, and there the vectors are the only signal."""
 
@@ -108,7 +108,7 @@ class Prepared:
     _rankings: dict = field(default_factory=dict)
 
     def ranking(self, config: LoomConfig, mode: Mode | None = None):
-        from .rank import rank
+        from ..core.rank import rank
 
         strategy = mode.strategy if mode is not None else "fused"
         key = (strategy, *(getattr(config, name) for name in _RERANK))

@@ -180,13 +180,13 @@ def parse_show(model: str, show: Any) -> ContextWindow:
     return ContextWindow(model, num_ctx, max_context, "ollama")
 
 
-def context_window(model: str | None, *, client: Any = None, ask_ollama: bool = False) -> ContextWindow:
-    """The context window of ``model``.
+def context_window(model: str | None, *, client: Any = None) -> ContextWindow:
+    """The context window of ``model``: from ``client`` (an Ollama client, ``/api/show``)
+    when one is given, else from the table, then :data:`UNKNOWN_MODEL_CONTEXT`.
 
-    Asks Ollama (``/api/show``) when ``ask_ollama`` is true or a ``client`` is given, and
-    falls back to the table, then to :data:`UNKNOWN_MODEL_CONTEXT`. The window *in use* is
-    Ollama's default ``num_ctx`` unless the model sets its own: Ollama does not give a model
-    its full context unless asked to.
+    The window *in use* is Ollama's default ``num_ctx`` unless the model sets its own:
+    Ollama does not give a model its full context unless asked to. To ask a server without
+    making a client yourself, use :func:`loom_nb.context_window` (``ask_ollama=True``).
 
     Examples
     --------
@@ -197,12 +197,8 @@ def context_window(model: str | None, *, client: Any = None, ask_ollama: bool = 
     """
     if not model:
         raise ValueError("a model name is needed to look up its context window")
-    if client is not None or ask_ollama:
+    if client is not None:
         try:
-            if client is None:
-                from .ollama import ollama_client
-
-                client = ollama_client()
             return parse_show(model, client.show(model))
         except Exception as exc:  # degrade to the table: the budget still works offline
             log.info("could not ask Ollama about %s (%s); using the table", model, exc)

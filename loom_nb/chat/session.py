@@ -44,20 +44,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .chat.planner import Message, message_tokens, plan_turn, window_history
-from .chat.transaction import GraphCheckpoint
-from .classify import classify
-from .core.budget import Zones
-from .core.display import Displayable
-from .core.prompt_safety import escape_evidence, escape_path
-from .core.query import Query
+from .planner import Message, message_tokens, plan_turn, window_history
+from .transaction import GraphCheckpoint
+from ..core.classify import classify
+from ..core.budget import Zones
+from ..core.display import Displayable
+from ..core.prompt_safety import escape_evidence, escape_path
+from ..core.query import Query
 from .decisions import DecisionGraph
-from .engine import MAX_ADD_CHARS, Loom, QueryResult
-from .errors import LoomError, OllamaUnavailableError, SessionFormatError
-from .ollama import Timeouts, WatchedStream, explain_ollama_error, ollama_client, watched_call
-from .pack import MESSAGE_OVERHEAD, one_line
-from .store import atomic_write_text
-from .tokens import ContextWindow, count_tokens, parse_show, truncate_to_tokens
+from ..core.engine import MAX_ADD_CHARS, Loom, QueryResult
+from ..core.errors import LoomError, OllamaUnavailableError, SessionFormatError
+from ..ollama import Timeouts, WatchedStream, explain_ollama_error, ollama_client, watched_call
+from ..core.pack import MESSAGE_OVERHEAD, one_line
+from ..core.store import atomic_write_text
+from ..core.tokens import ContextWindow, count_tokens, parse_show, truncate_to_tokens
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +232,7 @@ class Session(Displayable):
         Index answers on a background thread (the default); ``False`` does it inline.
     timeouts : loom_nb.ollama.Timeouts, optional
         Limits of every Ollama call; by default the ``ollama_*_timeout`` fields of the
-        graph's :class:`~loom_nb.config.LoomConfig`. A ``client`` you pass keeps its own
+        graph's :class:`~loom_nb.core.config.LoomConfig`. A ``client`` you pass keeps its own
         httpx timeouts, but its streams and ``/api/show`` are still held to these.
     """
 
@@ -380,8 +380,8 @@ class Session(Displayable):
     def connect(self) -> ContextWindow:
         """Ask Ollama for the model's window and capabilities (once per session).
 
-        Raises :class:`~loom_nb.errors.OllamaUnavailableError` (no server: start it with
-        ``ollama serve``) or :class:`~loom_nb.errors.ModelNotFoundError` (``ollama pull``).
+        Raises :class:`~loom_nb.core.errors.OllamaUnavailableError` (no server: start it with
+        ``ollama serve``) or :class:`~loom_nb.core.errors.ModelNotFoundError` (``ollama pull``).
         """
         if self._window is None:
             show = watched_call(lambda: self.client.show(self.model), self.timeouts, model=self.model,

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from .config import LoomConfig, Weights
-from .core.folder_lock import session_lock
-from .core.schema import MAX_GRAPH_BYTES, DocumentInvalid, validate_config, validate_document
+from .folder_lock import session_lock
+from .schema import MAX_GRAPH_BYTES, DocumentInvalid, validate_config, validate_document
 from .errors import EmbeddingMismatchError, LoomError, SessionConflictError, SessionFormatError, StaleReferenceError
 from .errors import UnknownNodeError
 from .lexical import LexicalIndex

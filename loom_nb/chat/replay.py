@@ -54,7 +54,7 @@ Two forms let a recording follow a conversation whose details vary with the engi
 _AVAILABLE = re.compile(r"^Available on request:\n((?:- .*\n?)+)", re.MULTILINE)
 
 
-RECORDED_CHAT = Path(__file__).parent / "_data" / "recorded_chat.json"
+RECORDED_CHAT = Path(__file__).parent.parent / "_data" / "recorded_chat.json"
 """The chat the tutorial replays when no Ollama server answers (answers written by hand)."""
 
 
@@ -212,7 +212,7 @@ class OllamaStandIn:
         return Handler
 
     def _chat(self, handler, body: dict[str, Any]) -> None:
-        from .tokens import count_tokens
+        from ..core.tokens import count_tokens
 
         answer = self.next_answer(body)
         if answer["error"]:  # a recorded server failure, e.g. the model runner crashing
