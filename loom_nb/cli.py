@@ -323,8 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the engine does")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def session_parser(name: str, help: str, creates: bool = False):
-        p = sub.add_parser(name, help=help)
+    def session_parser(name: str, summary: str, creates: bool = False):
+        p = sub.add_parser(name, help=summary)
         p.add_argument("session", help="session folder (created if missing)" if creates else "session folder")
         p.add_argument("--embedder", help="minilm, hashing or ollama:MODEL (default: the session's own; minilm for a new one)")
         p.add_argument("--workspace", help="confirm the workspace root the session names, if it was indexed on another "

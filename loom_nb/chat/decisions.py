@@ -80,7 +80,7 @@ class DecisionGraph(Displayable):
     """The current chat turn, stamped on what is recorded (the session advances it)."""
 
     # -- recording ----------------------------------------------------------------------------
-    def add(self, type: str, title: str, *, description: str = "", status: str = "active",
+    def add(self, type: str, title: str, *, description: str = "", status: str = "active",  # noqa: A002 - a public keyword; builtin type() is not used here
             confidence: int | None = None) -> str:
         """Record a node and return its id (``d1``, ``d2``, …)."""
         if type not in NODE_TYPES:
@@ -98,7 +98,7 @@ class DecisionGraph(Displayable):
                                        None if confidence is None else int(confidence), self.turn)
         return node_id
 
-    def link(self, source: str, target: str, type: str, *, rationale: str = "") -> None:
+    def link(self, source: str, target: str, type: str, *, rationale: str = "") -> None:  # noqa: A002 - a public keyword; builtin type() is not used here
         """Record a typed edge. ``supersedes`` marks the older decision stale."""
         if type not in EDGE_TYPES:
             raise LoomError(f"decision edge type must be one of {', '.join(EDGE_TYPES)}; got {type!r}")
@@ -135,10 +135,10 @@ class DecisionGraph(Displayable):
             g.add_edge(e.source, e.target, type=e.type, rationale=e.rationale, turn=e.turn)
         return g
 
-    def of_type(self, type: str, status: str | None = None) -> list[Decision]:
+    def of_type(self, type: str, status: str | None = None) -> list[Decision]:  # noqa: A002 - a public keyword; builtin type() is not used here
         return [n for n in self.nodes.values() if n.type == type and (status is None or n.status == status)]
 
-    def out_edges(self, node_id: str, type: str | None = None) -> list[DecisionEdge]:
+    def out_edges(self, node_id: str, type: str | None = None) -> list[DecisionEdge]:  # noqa: A002 - a public keyword; builtin type() is not used here
         return [e for e in self.edges if e.source == node_id and (type is None or e.type == type)]
 
     def __len__(self) -> int:

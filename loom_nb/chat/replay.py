@@ -153,7 +153,7 @@ class OllamaStandIn:
         return [body for path, body in self.requests if path == "/api/chat"]
 
     # -- the server --------------------------------------------------------------------------
-    def _handler(self):
+    def _handler(self):  # noqa: C901 - one HTTP route table of the stand-in server, read top to bottom
         outer = self
 
         class Handler(BaseHTTPRequestHandler):

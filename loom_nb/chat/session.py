@@ -554,7 +554,7 @@ class Session(Displayable):
                     break  # the model asked for a node: stop here and serve it
         return text, tool_calls, final
 
-    def _converse(self, turn: Turn, messages: list[dict[str, Any]], tools: list | None, question: str,
+    def _converse(self, turn: Turn, messages: list[dict[str, Any]], tools: list | None, question: str,  # noqa: C901 - the streaming loop with its callbacks, each branch one server event
                   on_token: Callable[[str], None] | None) -> None:
         """Call the model; serve up to ``max_callbacks`` callbacks; fill in the turn.
 

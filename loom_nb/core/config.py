@@ -236,7 +236,7 @@ class LoomConfig:
     hold back a tool call's text until it is whole; two minutes of silence is a stalled
     server (the issue's turn hung past 60 s with nothing to show for it)."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # noqa: C901 - one range check per field, flat
         if not 0.0 <= self.concept_threshold <= 1.0:
             raise ValueError(f"concept_threshold must be in [0, 1], got {self.concept_threshold}")
         for name in ("relevance_floor", "concept_relevance", "lexical_relevance", "concept_edge_min"):

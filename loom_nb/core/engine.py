@@ -29,7 +29,6 @@ from .pack import (
     Packed,
     assemble_prompt,
     chunk_spans,
-    compute_budget,
     explicit_budget,
     fit_window,
     pack,
@@ -346,7 +345,7 @@ class Loom(Displayable):
         self,
         text: str,
         *,
-        type: str = "input",
+        type: str = "input",  # noqa: A002 - a public keyword; builtin type() is not used here
         source: str = "user",
         reason: str = "",
         title: str | None = None,

@@ -570,7 +570,7 @@ class LoomGraph:
         text: str,
         vector: np.ndarray,
         *,
-        type: str = "input",
+        type: str = "input",  # noqa: A002 - a public keyword; builtin type() is not used here
         tokens: int | None = None,
         provenance: Provenance | None = None,
         title: str | None = None,

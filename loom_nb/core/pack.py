@@ -360,7 +360,7 @@ def best_chunks(
     return sorted(chosen), used
 
 
-def pack(
+def pack(  # noqa: C901 - seed 000 §6 decision tree, a branch per outcome (to be split into a packer object)
     graph: LoomGraph,
     ranking: Ranking,
     budget: Budget,

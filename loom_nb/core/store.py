@@ -516,7 +516,7 @@ def gc_paused():
             gc.enable()
 
 
-def read_document(folder: str | Path, *, validate: bool = True) -> dict[str, Any]:
+def read_document(folder: str | Path, *, validate: bool = True) -> dict[str, Any]:  # noqa: C901 - one check per way a graph.json can be wrong, each with its own message
     """Parse and validate ``graph.json``: every problem names the file and what is wrong.
 
     ``validate=False`` skips the schema (about 55 ms at 50k nodes) for a save, which reads
@@ -627,7 +627,7 @@ class _Vanished(Exception):
         self.path, self.lexical = path, lexical
 
 
-def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | None,
+def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | None,  # noqa: C901 - one check per way a session folder can be wrong, each with its own message
                 lexical: bool = True) -> tuple[LoomGraph, dict[str, Any]]:
     path = folder / GRAPH_FILE
     doc = doc if doc is not None else read_document(folder)

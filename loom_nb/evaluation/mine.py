@@ -259,7 +259,7 @@ def _commits(repo: Path, rev: str, since: str | None, until: str | None) -> Iter
         yield sha, parents.split(), author, message
 
 
-def judge(repo: Path, sha: str, parents: list[str], author: str, message: str, limits: MineLimits) -> tuple[str, dict | None]:
+def judge(repo: Path, sha: str, parents: list[str], author: str, message: str, limits: MineLimits) -> tuple[str, dict | None]:  # noqa: C901 - one filter per rejection reason, counted in the report
     """Why a commit is rejected (``"merge"``, ``"version bump"``, …), or ``("", case data)``."""
     if len(parents) != 1:
         return ("merge" if len(parents) > 1 else "root commit"), None

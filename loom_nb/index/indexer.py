@@ -87,7 +87,7 @@ def _progress(iterable, total: int, desc: str, enabled: bool | None):
     return tqdm(iterable, total=total, desc=desc, unit="file" if "pars" in desc else "batch", disable=None if enabled is None else not enabled, leave=False)
 
 
-def index_workspace(
+def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse, embed, link, report
     loom,
     root: str | Path,
     *,
@@ -280,7 +280,7 @@ class ImportResolver:
         matches = self.by_suffix.get(candidate, [])
         return matches[0] if len(matches) == 1 else None
 
-    def resolve(self, importer: str, spec: str, language: str) -> str | None:
+    def resolve(self, importer: str, spec: str, language: str) -> str | None:  # noqa: C901 - one import form per language
         folder = posixpath.dirname(importer)
         if language == "go":
             parts = spec.strip("/").split("/")

@@ -119,7 +119,7 @@ def leading_comment_start(lines: list[str], start: int, floor: int) -> int:
     return k + 1
 
 
-def code_units(path: str, language: str, text: str, outline: Outline, max_unit_tokens: int) -> list[Unit]:
+def code_units(path: str, language: str, text: str, outline: Outline, max_unit_tokens: int) -> list[Unit]:  # noqa: C901 - one unit kind per branch (symbol, gap, part)
     """Units of a parsed source file: preamble, top-level symbols (each with the comment
     block right above it), large classes split, and the module-level code between symbols
     (constants, tables, registrations), which would otherwise belong to no node."""

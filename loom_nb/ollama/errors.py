@@ -50,7 +50,7 @@ def _why_no_connection(chain: list[BaseException]) -> str:
     return one_line(chain[-1]) or type(chain[-1]).__name__
 
 
-def explain_ollama_error(exc: BaseException, model: str, host: str | None, *, timeouts: Timeouts | None = None,
+def explain_ollama_error(exc: BaseException, model: str, host: str | None, *, timeouts: Timeouts | None = None,  # noqa: C901 - one failure kind per branch, each with its own one-line message
                          parts: int | None = None) -> LoomError:
     """Turn an ``ollama`` client error into a one-line :class:`LoomError` that says what to do.
 
