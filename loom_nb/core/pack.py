@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -360,7 +360,201 @@ def best_chunks(
     return sorted(chosen), used
 
 
-def pack(  # noqa: C901 - seed 000 §6 decision tree, a branch per outcome (to be split into a packer object)
+class Visit(NamedTuple):
+    """What the packer did with one node: the decision, why, the tokens it cost, and the
+    chunk spans it loaded (for a *chunk* decision)."""
+
+    decision: str
+    reason: str
+    tokens: int = 0
+    spans: tuple = ()
+
+
+class _Packer:
+    """One walk down the loading decision tree (:func:`pack`), its state in named fields.
+
+    The walk goes over relevant nodes by score, then (when filling) the others; each node
+    gets a :class:`Visit`. Only nodes whose cheapest form could still fit are looked at one
+    by one; the rest are skipped with numpy, so the cost grows with what is loaded.
+    """
+
+    def __init__(self, graph: LoomGraph, ranking: Ranking, budget: Budget, mode: Mode, query_vector, config: LoomConfig,
+                 excluded: dict[int, str] | None):
+        self.graph, self.ranking, self.budget, self.mode = graph, ranking, budget, mode
+        self.query_vector, self.config = query_vector, config
+        self.ids, self.tokens, order = ranking.node_ids, ranking.tokens, ranking.order
+        self.relevant_order = order[ranking.relevant[order]]
+        self.relevant_count = int(self.relevant_order.size)
+        # the walk: relevant nodes first; then, to fill what is left, the others in score order
+        fill = config.fill_leftover and mode.item_limit is None and mode.token_cap is None
+        self.walk = np.concatenate([self.relevant_order, order[~ranking.relevant[order]]]) if fill else self.relevant_order
+        self.allowance = budget.evidence
+        self.limit = mode.item_limit
+        self.limit_reason = f"{mode.name.upper()} mode item limit ({self.limit}) reached"
+        self.lower = self._lower_bounds()
+        self.skipped_left = np.full(len(self.ids), -1, dtype=np.int64)
+        # rows the caller keeps out (a chat's own messages): excluded, with the caller's reason
+        self.visited: dict[int, Visit] = {i: Visit("excluded", why) for i, why in (excluded or {}).items()}
+        self.blocks: list[Block] = []
+        self.covered: set[str] = set()
+        self.used = 0
+        self.filled = 0
+        self.all_fit = self._all_fit()
+
+    def _lower_bounds(self) -> np.ndarray:
+        """What each node could cost at least, in its cheapest form (for skipping)."""
+        min_frame = _min_frame_tokens()
+        lower = self.tokens.astype(np.int64) + min_frame
+        large = self.tokens > self.config.large_node_tokens
+        for i in self.relevant_order[large[self.relevant_order]]:  # only the few large relevant nodes
+            node_id = self.ids[i]
+            alternatives = []
+            summary_id = self.graph.summary_of(node_id)
+            if summary_id is not None:
+                alternatives.append(self.graph.node(summary_id).tokens + min_frame)
+            if node_id in self.graph.chunk_vectors:
+                alternatives.append(min_frame + 1)
+            lower[i] = min([int(lower[i])] + alternatives)
+        return lower
+
+    def _all_fit(self) -> bool:
+        """Whether every relevant node fits whole (and the item limit allows them all)."""
+        fits = (self.limit is None or self.relevant_count <= self.limit) and int(self.lower[self.relevant_order].sum()) <= self.allowance
+        # the bound says maybe: check exactly (few nodes, since they all fit)
+        return fits and sum(self.cost_whole(int(i)) for i in self.relevant_order) <= self.allowance
+
+    @staticmethod
+    def frame_cost(node_id: str, label: str, source: str, score: float) -> int:
+        """Tokens a block costs beyond its body: delimiters, manifest line, separators."""
+        return count_tokens(_render_block(node_id, "")) + count_tokens(_manifest_line(node_id, label, score, source)) + 3
+
+    def cost_whole(self, i: int) -> int:
+        node = self.graph.node(self.ids[i])
+        return node.tokens + self.frame_cost(node.id, node.title, node.type, float(self.ranking.scores[i]))
+
+    def add_block(self, i: int, label: str, text: str, decision: str, reason: str, cost: int, spans=()) -> None:
+        node = self.graph.node(self.ids[i])
+        score = float(self.ranking.scores[i])
+        self.blocks.append(Block(node.id, label, node.type, score, text, count_tokens(text), _manifest_line(node.id, label, score, node.type)))
+        self.used += cost
+        self.visited[i] = Visit(decision, reason, cost, tuple(spans))
+        self.covered.add(node.id)
+
+    def fresh_text(self, i: int, node_id: str) -> str | None:
+        """The node's text, or None (recorded as the decision) when its file went stale."""
+        try:
+            return self.graph.text(node_id)
+        except StaleReferenceError as exc:
+            self.visited[i] = Visit("manifest_only", f"stale: {exc}")
+            return None
+
+    def next_candidate(self, position: int) -> int | None:
+        """The walk position of the next node whose cheapest form could fit (the ones passed
+        over are marked with the tokens that were left), or None when the walk is over."""
+        left = self.allowance - self.used
+        if self.limit is not None and len(self.blocks) >= self.limit:
+            self.skipped_left[self.walk[position:]] = -2
+            return None
+        candidates = self.walk[position:]
+        fits = np.flatnonzero(self.lower[candidates] <= left)
+        if fits.size == 0:
+            self.skipped_left[candidates] = left
+            return None
+        self.skipped_left[candidates[: fits[0]]] = left
+        return position + int(fits[0])
+
+    def visit(self, i: int, filling: bool) -> None:
+        """Decide one node: whole, else its summary, else its best chunks, else the manifest."""
+        node = self.graph.node(self.ids[i])
+        if node.id in self.covered or i in self.visited:  # a summary loaded in its source's place, or excluded by the caller
+            return
+        score, left, cost = float(self.ranking.scores[i]), self.allowance - self.used, self.cost_whole(i)
+        too_big = node.tokens > self.config.large_node_tokens and cost > self.config.max_whole_share * self.allowance
+        if (self.all_fit and not filling) or (not too_big and cost <= left):
+            text = self.fresh_text(i, node.id)
+            if text is not None:
+                if filling:
+                    reason = f"below the relevance floor; fills the leftover budget (score {score:.2f}, {cost} of {left} tokens left)"
+                    self.filled += 1
+                else:
+                    reason = "all relevant content fits the budget" if self.all_fit else f"score {score:.2f}, fits ({cost} of {left} tokens left)"
+                self.add_block(i, node.title, text, "loaded", reason, cost)
+            return
+        if filling:  # a node that is not relevant is loaded whole or not at all
+            return
+        if node.tokens > self.config.large_node_tokens and (self.load_summary(i, node, score) or self.load_chunks(i, node, score)):
+            return
+        reason = (f"needs {cost} tokens, {left} left" if cost > left
+                  else f"{node.tokens} tokens is over {self.config.max_whole_share:.0%} of the budget and has no summary or chunks")
+        self.visited[i] = Visit("manifest_only", reason)
+
+    def load_summary(self, i: int, node, score: float) -> bool:
+        """Load a large node's summary node in its place, if it has one that fits."""
+        summary_id = self.graph.summary_of(node.id)
+        if summary_id is None or summary_id in self.covered:
+            return False
+        summary = self.graph.node(summary_id)
+        label = f"{node.title} (summary)"
+        cost = summary.tokens + self.frame_cost(node.id, label, node.type, score)
+        text = self.fresh_text(i, summary_id) if cost <= self.allowance - self.used else None
+        if text is None:
+            return False
+        self.add_block(i, label, text, "summary", f"{node.tokens} tokens is large; loaded its summary {summary_id}", cost)
+        self.covered.add(summary_id)
+        if summary_id in self.graph.content_vectors.index:
+            self.visited[self.ranking.row(summary_id)] = Visit("summary", f"loaded in place of {node.id}")
+        return True
+
+    def load_chunks(self, i: int, node, score: float) -> bool:
+        """Load a large node's most relevant chunks that fit its share of the budget."""
+        vectors = self.graph.chunk_vectors.get(node.id)
+        if vectors is None or not len(node.chunks):
+            return False
+        longest = f"{node.title} ({len(node.chunks)} of {len(node.chunks)} chunks)"
+        frame = self.frame_cost(node.id, longest, node.type, score)
+        allowance = min(self.allowance - self.used, int(self.config.max_whole_share * self.allowance)) - frame
+        text = self.fresh_text(i, node.id)
+        if text is None:
+            return True  # stale: the decision is recorded
+        spans, used = best_chunks(node.chunks, vectors, self.query_vector, text, allowance, self.ranking.query)
+        if not spans:
+            return False
+        label = f"{node.title} ({len(spans)} of {len(node.chunks)} chunks)"
+        body = "\n…\n".join(text[s:e] for s, e in spans)
+        self.add_block(i, label, body, "chunk", f"{node.tokens} tokens is large; loaded its {len(spans)} most relevant chunks", used + frame, spans)
+        return True
+
+    def run(self, callback_available: bool) -> Packed:
+        position = self.next_candidate(0) if self.walk.size else None
+        while position is not None:
+            self.visit(int(self.walk[position]), filling=position + 1 > self.relevant_count)
+            position = self.next_candidate(position + 1) if position + 1 < self.walk.size else None
+        return self.render(callback_available)
+
+    def render(self, callback_available: bool) -> Packed:
+        """The context from the blocks, dropping the lowest-scored until the real count fits:
+        BPE merges across block boundaries can differ from the sum of parts."""
+        relevant_count = self.relevant_count + self.filled  # what fills the budget counts as relevant in the manifest
+        blocks = self.blocks
+        context = render_context(blocks, relevant_count, relevant_count - len(blocks), callback_available)
+        context_tokens = count_tokens(context)
+        while context_tokens > self.budget.context and blocks:
+            dropped = blocks.pop()
+            self.visited[self.ranking.row(dropped.node_id)] = Visit("manifest_only", "dropped: rendered context over budget")
+            context = render_context(blocks, relevant_count, relevant_count - len(blocks), callback_available)
+            context_tokens = count_tokens(context)
+        manifest = render_manifest([b.line for b in blocks], relevant_count, relevant_count - len(blocks), callback_available)
+        if context_tokens > self.budget.context:  # not even the header fits: send no context at all
+            context, context_tokens = "", 0
+        return Packed(
+            blocks=blocks, manifest=manifest, context=context, context_tokens=context_tokens, budget=self.budget,
+            relevant_count=relevant_count, all_fit=self.all_fit, graph=self.graph, ranking=self.ranking,
+            visited=self.visited, skipped_left=self.skipped_left, lower_bounds=self.lower, limit_reason=self.limit_reason,
+            config=self.config,
+        )
+
+
+def pack(
     graph: LoomGraph,
     ranking: Ranking,
     budget: Budget,
@@ -387,157 +581,8 @@ def pack(  # noqa: C901 - seed 000 §6 decision tree, a branch per outcome (to b
     Only nodes whose cheapest form could still fit are looked at one by one; the rest are
     skipped with numpy, so the cost grows with what is loaded, not with the graph.
     """
-    config = config or graph.config
-    mode = mode or MODES["fused"]
-    ids = ranking.node_ids
-    tokens = ranking.tokens
-    order = ranking.order
-    relevant_order = order[ranking.relevant[order]]
-    relevant_count = int(relevant_order.size)
-    # the walk: relevant nodes first; then, to fill what is left, the others in score order
-    fill = config.fill_leftover and mode.item_limit is None and mode.token_cap is None
-    walk = np.concatenate([relevant_order, order[~ranking.relevant[order]]]) if fill else relevant_order
-    allowance = budget.evidence
-    limit = mode.item_limit
-    min_frame = _min_frame_tokens()
-    large = tokens > config.large_node_tokens
-
-    # Lower bound of what each node could cost in its cheapest form (for skipping).
-    lower = tokens.astype(np.int64) + min_frame
-    for i in relevant_order[large[relevant_order]]:  # only the few large relevant nodes
-        node_id = ids[i]
-        alternatives = []
-        summary_id = graph.summary_of(node_id)
-        if summary_id is not None:
-            alternatives.append(graph.node(summary_id).tokens + min_frame)
-        if node_id in graph.chunk_vectors:
-            alternatives.append(min_frame + 1)
-        lower[i] = min([int(lower[i])] + alternatives)
-
-    skipped_left = np.full(len(ids), -1, dtype=np.int64)
-    # rows the caller keeps out (a chat's own messages): excluded, with the caller's reason
-    visited: dict[int, tuple[str, str, int, list]] = {i: ("excluded", why, 0, []) for i, why in (excluded or {}).items()}
-    blocks: list[Block] = []
-    covered: set[str] = set()
-    used = 0
-
-    def frame_cost(node_id: str, label: str, source: str, score: float) -> int:
-        """Tokens a block costs beyond its body: delimiters, manifest line, separators."""
-        frame = count_tokens(_render_block(node_id, ""))
-        line = count_tokens(_manifest_line(node_id, label, score, source))
-        return frame + line + 3
-
-    def cost_whole(i: int) -> int:
-        node = graph.node(ids[i])
-        return node.tokens + frame_cost(node.id, node.title, node.type, float(ranking.scores[i]))
-
-    all_fit = (limit is None or relevant_count <= limit) and int(lower[relevant_order].sum()) <= allowance
-    if all_fit:  # the bound says maybe: check exactly (few nodes, since they all fit)
-        all_fit = sum(cost_whole(int(i)) for i in relevant_order) <= allowance
-
-    def add_block(i: int, label: str, text: str, decision: str, reason: str, cost: int, spans=()):
-        nonlocal used
-        node = graph.node(ids[i])
-        score = float(ranking.scores[i])
-        blocks.append(Block(node.id, label, node.type, score, text, count_tokens(text), _manifest_line(node.id, label, score, node.type)))
-        used += cost
-        visited[i] = (decision, reason, cost, list(spans))
-        covered.add(node.id)
-
-    limit_reason = f"{mode.name.upper()} mode item limit ({limit}) reached"
-
-    def fresh_text(i: int, node_id: str) -> str | None:
-        """The node's text, or None (recorded as the decision) when its file went stale."""
-        try:
-            return graph.text(node_id)
-        except StaleReferenceError as exc:
-            visited[i] = ("manifest_only", f"stale: {exc}", 0, [])
-            return None
-
-    position = 0
-    filled = 0
-    while position < walk.size:
-        left = allowance - used
-        if limit is not None and len(blocks) >= limit:
-            skipped_left[walk[position:]] = -2
-            break
-        # jump to the next node whose cheapest form could fit; mark the ones passed over
-        candidates = walk[position:]
-        fits = np.flatnonzero(lower[candidates] <= left)
-        if fits.size == 0:
-            skipped_left[candidates] = left
-            break
-        skipped_left[candidates[: fits[0]]] = left
-        position += int(fits[0])
-        i = int(walk[position])
-        position += 1
-        filling = position > relevant_count
-        node = graph.node(ids[i])
-        score = float(ranking.scores[i])
-        if node.id in covered or i in visited:  # a summary loaded in its source's place, or excluded by the caller
-            continue
-        cost = cost_whole(i)
-        too_big = node.tokens > config.large_node_tokens and cost > config.max_whole_share * allowance
-        if (all_fit and not filling) or (not too_big and cost <= left):
-            text = fresh_text(i, node.id)
-            if text is not None:
-                if filling:
-                    reason = f"below the relevance floor; fills the leftover budget (score {score:.2f}, {cost} of {left} tokens left)"
-                    filled += 1
-                else:
-                    reason = "all relevant content fits the budget" if all_fit else f"score {score:.2f}, fits ({cost} of {left} tokens left)"
-                add_block(i, node.title, text, "loaded", reason, cost)
-            continue
-        if filling:  # a node that is not relevant is loaded whole or not at all
-            continue
-        if node.tokens > config.large_node_tokens:
-            summary_id = graph.summary_of(node.id)
-            if summary_id is not None and summary_id not in covered:
-                summary = graph.node(summary_id)
-                s_label = f"{node.title} (summary)"
-                s_cost = summary.tokens + frame_cost(node.id, s_label, node.type, score)
-                summary_text = fresh_text(i, summary_id) if s_cost <= left else None
-                if summary_text is not None:
-                    add_block(i, s_label, summary_text, "summary", f"{node.tokens} tokens is large; loaded its summary {summary_id}", s_cost)
-                    covered.add(summary_id)
-                    if summary_id in graph.content_vectors.index:
-                        visited[ranking.row(summary_id)] = ("summary", f"loaded in place of {node.id}", 0, [])
-                    continue
-            vectors = graph.chunk_vectors.get(node.id)
-            if vectors is not None and len(node.chunks):
-                longest = f"{node.title} ({len(node.chunks)} of {len(node.chunks)} chunks)"
-                frame = frame_cost(node.id, longest, node.type, score)
-                chunk_allowance = min(left, int(config.max_whole_share * allowance)) - frame
-                text = fresh_text(i, node.id)
-                if text is None:
-                    continue
-                spans, c_used = best_chunks(node.chunks, vectors, query_vector, text, chunk_allowance, ranking.query)
-                if spans:
-                    label = f"{node.title} ({len(spans)} of {len(node.chunks)} chunks)"
-                    body = "\n…\n".join(text[s:e] for s, e in spans)
-                    add_block(i, label, body, "chunk", f"{node.tokens} tokens is large; loaded its {len(spans)} most relevant chunks", c_used + frame, spans)
-                    continue
-        reason = f"needs {cost} tokens, {left} left" if cost > left else f"{node.tokens} tokens is over {config.max_whole_share:.0%} of the budget and has no summary or chunks"
-        visited[i] = ("manifest_only", reason, 0, [])
-
-    relevant_count += filled  # what fills the budget counts as relevant in the manifest
-    context = render_context(blocks, relevant_count, relevant_count - len(blocks), callback_available)
-    context_tokens = count_tokens(context)
-    # BPE merges across block boundaries can differ from the sum of parts: check the real
-    # count and drop the lowest-scored block until it fits. The budget is never exceeded.
-    while context_tokens > budget.context and blocks:
-        dropped = blocks.pop()
-        visited[ranking.row(dropped.node_id)] = ("manifest_only", "dropped: rendered context over budget", 0, [])
-        context = render_context(blocks, relevant_count, relevant_count - len(blocks), callback_available)
-        context_tokens = count_tokens(context)
-    manifest = render_manifest([b.line for b in blocks], relevant_count, relevant_count - len(blocks), callback_available)
-    if context_tokens > budget.context:  # not even the header fits: send no context at all
-        context, context_tokens = "", 0
-    return Packed(
-        blocks=blocks, manifest=manifest, context=context, context_tokens=context_tokens, budget=budget,
-        relevant_count=relevant_count, all_fit=all_fit, graph=graph, ranking=ranking, visited=visited,
-        skipped_left=skipped_left, lower_bounds=lower, limit_reason=limit_reason, config=config,
-    )
+    packer = _Packer(graph, ranking, budget, mode or MODES["fused"], query_vector, config or graph.config, excluded)
+    return packer.run(callback_available)
 
 
 _MIN_FRAME: int | None = None
