@@ -229,3 +229,18 @@ def test_adding_a_non_string_says_what_it_got():
 
     with pytest.raises(TypeError, match="text must be str, got int"):
         Loom(embedder=HashingEmbedder()).add(123)
+
+
+def test_a_message_that_names_code_leans_on_exact_names_when_configured():
+    from loom_nb import LoomConfig
+
+    config = LoomConfig(named_code_semantic=0.5)
+    loom = Loom(embedder=HashingEmbedder(), config=config)
+    loom.add("save_graph writes graph.json atomically under the folder lock.")
+    named = loom.query("what calls save_graph?", budget=500)
+    prose = loom.query("how is the session written to disk?", budget=500)
+    mine = loom.query("what calls save_graph?", budget=500, weights={"semantic": 0.9})
+    assert named.ranking.weights.semantic == pytest.approx(config.weights.semantic * 0.5)
+    assert prose.ranking.weights.semantic == pytest.approx(config.weights.semantic)
+    assert mine.ranking.weights.semantic == pytest.approx(0.9)  # weights a caller passes are used as given
+    assert Loom(embedder=HashingEmbedder()).graph.config.named_code_semantic == 1.0  # off unless configured

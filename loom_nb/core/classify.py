@@ -397,6 +397,28 @@ def _complexity(tokens: int, sig: dict[str, float], kinds: int) -> tuple[float, 
     return min(1.0, max(0.0, total)), parts
 
 
+_NAMED_CODE = re.compile(
+    r"`[^`\n]+`"  # text in backticks
+    r"|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*"  # camelCase, CamelCase
+    r"|\b[A-Za-z]\w*_\w*[A-Za-z0-9]"  # snake_case
+    r"|\b[A-Za-z_]\w*\.[A-Za-z_]\w*"  # dotted: ctx.Bind, os.path
+    r"|^\w+(?:\([\w./-]+\))?!?:",  # a commit's "fix(binding):" prefix
+    re.M,
+)
+
+
+def names_code(text: str) -> bool:
+    """Whether a message names code: an identifier, a dotted name, text in backticks, or a
+    conventional commit's ``type(scope):`` prefix. Prose asking about a topic does not.
+
+    >>> names_code("feat(binding): support encoding.UnmarshalText"), names_code("How are embeddings cached?")
+    (True, False)
+    >>> names_code("why does `pack` skip it"), names_code("what calls save_graph?"), names_code("Fix the README. Thanks!")
+    (True, True, False)
+    """
+    return bool(_NAMED_CODE.search(text))
+
+
 def classify(text: str, config: LoomConfig | None = None) -> Classification:
     """Classify ``text`` by rules and statistics; no model call.
 

@@ -163,6 +163,13 @@ class LoomConfig:
     """Units whose normalised BM25F score reaches this are hop anchors as well as the
     concept nearest the query: they and their structural neighbours (imports, references)
     get the hop signal. Above 1, off: only the concept anchors."""
+    named_code_semantic: float = 1.0
+    """The semantic weight is multiplied by this for a message that names code: an
+    identifier (``UnmarshalText``, ``form_mapping``, ``ctx.Bind``), text in backticks, or a
+    commit's ``type(scope):`` prefix (:func:`~loom_nb.core.classify.names_code`). A name
+    matched exactly is better evidence than the embedding's sense of the topic, and on code
+    nearly every unit is near the query in embedding space. 1: the same weight for every
+    message."""
     concept_relevance: float = 0.3
     """A concept counts toward link density when its cosine to the query reaches this."""
     hop_decay: float = 0.5
@@ -242,6 +249,8 @@ class LoomConfig:
         for name in ("relevance_floor", "concept_relevance", "lexical_relevance", "concept_edge_min"):
             if not -1.0 <= getattr(self, name) <= 1.0:  # a cosine or a normalised score
                 raise ValueError(f"{name} must be in [-1, 1], got {getattr(self, name)!r}")
+        if not 0.0 <= self.named_code_semantic <= 1.0:
+            raise ValueError(f"named_code_semantic must be in [0, 1], got {self.named_code_semantic!r}")
         if not 0.0 < self.hop_decay < 1.0:
             raise ValueError(f"hop_decay must be in (0, 1), got {self.hop_decay}")
         if self.staleness_half_life <= 0:

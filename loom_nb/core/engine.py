@@ -21,7 +21,7 @@ from .embedding import CachedEmbedder, Embedder
 from .errors import EmbeddingMismatchError, LoomError
 from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, chunk_mean, clean_text
 from .display import Displayable
-from .modes import Mode, get_mode
+from .modes import Mode, get_mode, message_weights
 from .query import Query
 from .pack import (
     Budget,
@@ -510,7 +510,7 @@ class Loom(Displayable):
         prompt_text = text  # the question as the prompt carries it (clipped when it overflows the window)
         classification = classify(text, config)  # the message alone, not the history
         chosen = get_mode(mode, classification.complexity, config)
-        base = config.weights
+        base = message_weights(config.weights, text, config)  # weights you pass are used as they are
         if isinstance(weights, dict):
             base = config.with_(weights=weights).weights
         elif weights is not None:

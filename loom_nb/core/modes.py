@@ -19,8 +19,9 @@ runs FUSED unless a tuning run shows otherwise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .classify import names_code
 from .config import LoomConfig, Weights
 
 MODE_NAMES: tuple[str, ...] = ("bare", "fast", "fused")
@@ -116,3 +117,20 @@ def get_mode(mode: str | Mode | None, complexity: float | None, config: LoomConf
     if not isinstance(mode, str) or mode.lower() not in MODE_NAMES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {list(MODE_NAMES)} or 'auto'")
     return modes(config)[mode.lower()]
+
+
+def message_weights(base: Weights, message: str, config: LoomConfig) -> Weights:
+    """The configured weights as they apply to this message: the semantic weight times
+    ``config.named_code_semantic`` when the message names code
+    (:func:`~loom_nb.core.classify.names_code`). The message alone decides, never a chat's
+    history.
+
+    >>> c = LoomConfig(named_code_semantic=0.5)
+    >>> message_weights(c.weights, "what calls save_graph?", c).semantic == c.weights.semantic / 2
+    True
+    >>> message_weights(c.weights, "How are concepts named?", c) == c.weights
+    True
+    """
+    if config.named_code_semantic == 1.0 or not names_code(message):
+        return base
+    return replace(base, semantic=base.semantic * config.named_code_semantic)

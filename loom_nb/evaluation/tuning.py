@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..core.config import LoomConfig
-from ..core.modes import Mode, choose_mode
+from ..core.modes import Mode, choose_mode, message_weights
 from ..core.query import Query
 from .run import Case, Gold, Workbench, grade, packed_items
 from ..core.pack import explicit_budget, pack
@@ -49,6 +49,7 @@ DEFAULT_SPACE: dict[str, tuple] = {
     "max_whole_share": (0.25, 0.5),
     "large_node_tokens": (600, 1200, 2400),
     "relevance_margin": (None, 0.1, 0.2, 0.3),
+    "named_code_semantic": (0.25, 0.5, 0.75, 1.0),
     "bare_below": (0.0, 0.2, 0.3),
     "fast_below": (0.0, 0.3, 0.45, 0.6),
     "bare_item_limit": (None, 3, 8),
@@ -63,7 +64,8 @@ nodes, and the modes: which complexity ``auto`` sends to BARE and FAST (seed 002
 and their item limits and token caps (seed 002's, scaled: 3 / 1,500 and 8 / 4,000). Each list
 holds the seed value (:data:`~loom_nb.core.config.SEED_VALUES`). The semantic weight
 never goes to 0: mined cases are code with identifiers to match, but notes and chat turns
-have none, and there the vectors are the only signal."""
+have none, and there the vectors are the only signal. ``named_code_semantic`` lowers it only
+for messages that name code (seed value 1: no difference)."""
 
 _RERANK = ("relevance_floor", "hop_decay", "size_reference_tokens", "concept_relevance", "lexical_anchor")
 """Config fields that change signal values, so a new value needs a fresh :func:`rank`."""
@@ -118,7 +120,8 @@ class Prepared:
             base = rank(self.loom.graph, vector, query=self.retrieval or self.case.query, config=config,
                         lexical=mode is None or mode.lexical)
             self._rankings[key] = base
-        return base.reweighted(config, mode.weights(config.weights) if mode is not None else None)
+        weights = message_weights(config.weights, self.case.query, config)  # as Loom.query weighs this message
+        return base.reweighted(config, mode.weights(weights) if mode is not None else weights)
 
     def run(self, config: LoomConfig, budget: int):
         """The metrics of this case through the default path under ``config`` at ``budget`` tokens."""
