@@ -9,8 +9,10 @@ computes those signals as arrays over content rows, the same shape as every othe
 
 * :class:`LexicalIndex` — an inverted index per field scored with BM25F, so the field
   preferences of seed 004 are weights (:data:`DEFAULT_FIELD_WEIGHTS`), not ad hoc bonuses;
-* :func:`path_mentions` — 1.0 / 0.7 / 0.4 when the query names a row's path, basename or stem;
-* :func:`tagged_paths` and :func:`tagged_mask` — ``@path`` and backticked paths the user tagged.
+* :func:`~loom_nb.core.paths.path_mentions` — 1.0 / 0.7 / 0.4 when the query names a row's path,
+  basename or stem, and :func:`~loom_nb.core.paths.tagged_paths` — ``@path`` and backticked
+  paths the user tagged (both in :mod:`loom_nb.core.paths`, analysis in :mod:`loom_nb.core.analysis`;
+  importable from here as before).
 
 Everything is deterministic: the same text and query give the same scores on every machine,
 which is what lets a small local model trust the pack instead of re-searching the repository.
@@ -18,14 +20,26 @@ which is what lets a small local model trust the pack instead of re-searching th
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
-from .query import message_part
+from .analysis import STOPWORDS, _query_terms, _stem, _token_terms, split_identifier, terms  # noqa: F401
+from .paths import (  # noqa: F401 - the path signals, importable from here as before
+    BASENAME_SCORE,
+    CODE_EXTENSIONS,
+    FOLDER_SCORE,
+    MIN_STEM_CHARS,
+    PATH_SCORE,
+    ROLES,
+    STEM_SCORE,
+    file_role,
+    path_mentions,
+    path_roles,
+    tagged_mask,
+    tagged_paths,
+)
 
 FIELDS: tuple[str, ...] = ("path", "symbol", "heading", "import", "content")
 """The text fields a content row may have, in the column order used by every array here."""
@@ -41,160 +55,6 @@ term adds much less than the 1st)."""
 
 DEFAULT_B = 0.75
 """BM25 length normalisation (the usual 0.75: a match in a long chunk is worth less)."""
-
-PATH_SCORE, BASENAME_SCORE, STEM_SCORE, FOLDER_SCORE = 1.0, 0.7, 0.4, 0.25
-""":func:`path_mentions` values for naming a row's full path, its basename, its stem, or the
-folder it is in ("fix(binding): ..." names the files of ``binding/``)."""
-
-MIN_STEM_CHARS = 4
-"""A stem must have this many characters to count as a mention: 'io' or 'cli' are ordinary
-words in a question far more often than they are a reference to ``io.py`` or ``cli.py``."""
-
-STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are aren as at be because been
-    before being below between both but by can cannot could couldn did didn do does doesn doing
-    don down during each few for from further had has have having he her here hers herself him
-    himself his how i if in into is isn it its itself just let me more most my myself no nor not
-    now of off on once only or other ought our ours ourselves out over own please same she should
-    so some such than that the their theirs them themselves then there these they this those
-    through to too under until up very was wasn we were what when where which while who whom why
-    will with won would you your yours yourself yourselves e.g i.e etc""".split()
-)
-"""English function words: they occur everywhere, so they only add noise to BM25 (their idf is
-near zero anyway, but dropping them keeps postings small). Code words such as ``self``,
-``return`` or ``import`` are *not* stopwords: their low idf already discounts them."""
-
-# One identifier part: an acronym before a capitalised word (HTTP|Response), a capitalised or
-# lower-case word, an acronym, or a run of digits. "Lower-case" means any letter that is not
-# ASCII upper-case, so accented words stay whole.
-_PART = re.compile(r"[A-Z]+(?=[A-Z][^\W\d_A-Z])|[A-Z]?[^\W\d_A-Z]+|[A-Z]+|\d+")
-# A token: identifiers joined by dots (``Ranking.breakdown``, ``graph.json``). Slashes, hyphens,
-# spaces and other punctuation separate tokens.
-_TOKEN = re.compile(r"\w+(?:\.\w+)*")
-
-
-# -- analysis: text -> terms ----------------------------------------------------------------
-
-
-def split_identifier(word: str) -> list[str]:
-    """Split an identifier into its lower-cased parts.
-
-    Code names glue words together (``parseHTTPResponse``, ``graph_json``, ``max-items``,
-    ``loom_nb/rank.py``); a query says them apart ("parse the http response"), so both sides
-    are indexed by their parts. Splits happen at every non-alphanumeric character, at
-    lower→upper case changes, before the last capital of an acronym that starts a word
-    (``HTTPResponse`` → ``http``, ``response``), and between letters and digits. Digit runs are
-    kept as parts of any length here; :func:`terms` later drops parts of one character, so
-    ``LoomGraph2`` indexes ``loom`` and ``graph`` but ``Python311`` keeps ``311``.
-
-    Parameters
-    ----------
-    word : str
-        An identifier, or any text: everything that is not a letter or digit separates parts.
-
-    Returns
-    -------
-    list of str
-        The parts, lower-cased, in order; no filtering or stemming.
-
-    Examples
-    --------
-    >>> split_identifier("parseHTTPResponse")
-    ['parse', 'http', 'response']
-    >>> split_identifier("graph_json")
-    ['graph', 'json']
-    >>> split_identifier("LoomGraph2")
-    ['loom', 'graph', '2']
-    >>> split_identifier("loom_nb/rank.py")
-    ['loom', 'nb', 'rank', 'py']
-    """
-    return [part.lower() for part in _PART.findall(word)]
-
-
-def _stem(word: str) -> str:
-    """Strip an English plural so 'tokens' matches 'token' (light and predictable, not Porter).
-
-    Only words longer than 3 letters ending in 's' change, and never those ending in 'ss', 'us'
-    or 'is' (class, status, analysis). 'sses' → 'ss' (classes → class), 'ies' → 'y' (queries →
-    query), 'xes'/'zzes'/'shes'/'ches' drop 'es' (indexes → index, matches → match) except
-    'aches' (caches → cache), and otherwise the 's' goes (tokens → token, files → file).
-    """
-    if len(word) <= 3 or not word.endswith("s") or word.endswith(("ss", "us", "is")) or not word.isalpha():
-        return word
-    if word.endswith("sses"):
-        return word[:-2]
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("xes", "zzes", "shes")) or (word.endswith("ches") and not word.endswith("aches")):
-        return word[:-2]
-    return word[:-1]
-
-
-def terms(text: str) -> list[str]:
-    """The lower-cased terms of a text, used both to index fields and to analyse queries.
-
-    Rules, in order:
-
-    1. A *token* is a run of letters, digits and underscores, possibly joined by dots
-       (``count_tokens``, ``Ranking.breakdown``, ``graph.json``). Spaces, slashes, hyphens
-       and other punctuation separate tokens, so a path gives one token per segment.
-    2. A dotted token is kept whole (``graph.json``, ``ranking.breakdown``) so naming a file
-       or qualified symbol exactly beats naming its words apart.
-    3. Each dot segment is split by :func:`split_identifier`; if it has more than one part,
-       or its one part is not the segment as written, the whole segment is kept too
-       (``count_tokens`` gives ``count_tokens``, ``count``, ``token``; ``__version__`` gives
-       ``__version__``, ``version``), so the query ``count_tokens`` matches that identifier
-       better than one that merely contains ``count``. Hyphenated and slashed words are not rejoined: hyphens are
-       mostly prose ("well-known"), and whole paths are the job of :func:`path_mentions`.
-    4. Parts of one character and English stopwords are dropped; whole tokens (rules 2–3) are
-       kept as written, lower-cased, apart from stopwords such as ``e.g``.
-    5. Parts are lightly stemmed: a plural 's' is stripped from words longer than 3 letters
-       (``tokens`` → ``token``, ``classes`` → ``class``, ``queries`` → ``query``; see
-       :func:`_stem`). Whole tokens are not stemmed: they are exact-match terms.
-
-    Terms come out in text order (whole before parts), with repeats, so they also serve as
-    term frequencies. Deterministic: no locale, no model.
-
-    Examples
-    --------
-    >>> terms("How does count_tokens handle the graph.json files?")
-    ['count_tokens', 'count', 'token', 'handle', 'graph.json', 'graph', 'json', 'file']
-    >>> terms("parseHTTPResponse in loom_nb/rank.py")
-    ['parsehttpresponse', 'parse', 'http', 'response', 'loom_nb', 'loom', 'nb', 'rank.py', 'rank', 'py']
-    """
-    out: list[str] = []
-    for token in _TOKEN.findall(text):
-        out.extend(_token_terms(token))
-    return out
-
-
-@lru_cache(maxsize=1 << 16)
-def _token_terms(token: str) -> tuple[str, ...]:
-    """The terms of one token (rules 2–5 of :func:`terms`).
-
-    Cached: identifiers repeat across a codebase, and analysing each distinct token once
-    makes indexing several times faster. The result depends only on the token, so the
-    cache cannot change an answer.
-    """
-    out: list[str] = []
-    segments = token.split(".")
-    if len(segments) > 1:
-        whole = token.lower()
-        if whole not in STOPWORDS:
-            out.append(whole)
-    for segment in segments:
-        parts = split_identifier(segment)
-        if len(parts) > 1 or (parts and segment.lower() != parts[0] and segment.lower() not in STOPWORDS):
-            out.append(segment.lower())  # the identifier as written: count_tokens, __version__
-        out.extend(_stem(p) for p in parts if len(p) > 1 and p not in STOPWORDS)
-    return tuple(out)
-
-
-def _query_terms(query: str | list[str]) -> list[str]:
-    """Unique query terms in first-seen order: a term repeated in the query counts once."""
-    analysed = terms(query) if isinstance(query, str) else [str(t).lower() for t in query]
-    return list(dict.fromkeys(analysed))
-
 
 # -- the index ---------------------------------------------------------------------------------
 
@@ -618,7 +478,7 @@ class LexicalIndex:
         return index
 
 
-# -- score helpers and path signals ------------------------------------------------------------
+# -- score helpers -----------------------------------------------------------------------------
 
 
 def normalise_scores(scores: np.ndarray) -> np.ndarray:
@@ -637,217 +497,3 @@ def normalise_scores(scores: np.ndarray) -> np.ndarray:
     return scores / top
 
 
-def _normalise_path(path: str) -> str:
-    """POSIX slashes, no leading './', no doubled or trailing slash."""
-    path = path.strip().replace("\\", "/")
-    path = re.sub(r"/{2,}", "/", path)
-    while path.startswith("./"):
-        path = path[2:]
-    return path.rstrip("/") if path not in ("", "/") else path
-
-
-_TAG = re.compile(r"`([^`\n]+)`|(?<![\w@])@([^\s`'\"<>]+)")
-_EXTENSION = re.compile(r"(?:^|[^./])\.[A-Za-z][A-Za-z0-9_]{0,9}$|^\.[\w.-]+$")
-
-
-def _looks_like_path(text: str) -> bool:
-    if not text or any(c.isspace() for c in text):
-        return False
-    basename = text.rstrip("/").rsplit("/", 1)[-1]
-    return "/" in text or bool(_EXTENSION.search(basename))
-
-
-def tagged_paths(query: str) -> list[str]:
-    """Paths the user tagged: ``@loom_nb/rank.py`` or backticked text that looks like a path.
-
-    Seed 004 makes an explicit tag the strongest signal, so the rule is kept narrow: the tagged
-    text must contain a '/' or end in a file extension (a letter then up to 9 letters, digits or
-    underscores, or a dotfile such as ``.gitignore``). That keeps ``@dataclass``, an e-mail
-    address or a backticked ``count_tokens`` out. Dotted names such as ```np.savez``` do
-    pass; they are harmless, since :func:`tagged_mask` only boosts rows whose path matches.
-    Trailing punctuation after an ``@`` tag is dropped ("see @a/b.py." tags ``a/b.py``).
-
-    Returns the paths normalised (POSIX slashes, no leading './' or trailing '/'), in the order
-    they appear, without duplicates.
-
-    >>> tagged_paths("compare @loom_nb/rank.py with `./loom_nb/pack.py` and `count_tokens`, @dataclass")
-    ['loom_nb/rank.py', 'loom_nb/pack.py']
-    """
-    found: list[str] = []
-    for match in _TAG.finditer(query):
-        backticked, at = match.groups()
-        text = backticked.strip() if backticked is not None else at.rstrip(".,;:!?)]}")
-        if _looks_like_path(text):
-            path = _normalise_path(text)
-            if path and path not in found:
-                found.append(path)
-    return found
-
-
-def _unique_paths(paths: list[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Lower-cased normalised unique paths, the inverse map per row, and a has-path mask.
-
-    Many rows (chunks, symbols) share one file path, so path signals are computed once per
-    unique path and broadcast back with the inverse index.
-    """
-    column = np.array(paths, dtype=object).reshape(-1)
-    has = column != None  # noqa: E711 - elementwise comparison, not identity
-    column[~has] = ""
-    text = column.astype(str)
-    unique, inverse = np.unique(text, return_inverse=True)
-    normalised = np.array([_normalise_path(p).lower() for p in unique.tolist()], dtype=str)
-    return normalised, inverse.reshape(-1), has & (text != "")
-
-
-_GERUND = "ing"
-
-
-def _uninflected(word: str) -> set[str]:
-    """The verbs a gerund may come from, for naming a file or folder by its stem:
-    "ranking" names ``rank.py``, "parsing" ``parse.go``, "indexing" ``index/``.
-
-    Only "-ing": a gerund names an activity, and the module that does it is often named
-    for it, while plurals and past tenses ("sessions", "saved") mostly name what a
-    question talks about. A base shorter than :data:`MIN_STEM_CHARS` never counts, so
-    "using" does not name ``use.py``.
-
-    >>> sorted(_uninflected("parsing"))
-    ['pars', 'parse']
-    >>> sorted(_uninflected("planning"))
-    ['plan', 'plann', 'planne']
-    >>> _uninflected("sessions")
-    set()
-    """
-    if not word.endswith(_GERUND):
-        return set()
-    base = word[: -len(_GERUND)]
-    if len(base) < MIN_STEM_CHARS:
-        return set()
-    bases = {base, base + "e"}
-    if len(base) > MIN_STEM_CHARS and base[-1] == base[-2]:
-        bases.add(base[:-1])  # planning -> plan
-    return bases
-
-
-def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
-    """How explicitly the query names each row's file: 1.0 path, 0.7 basename, 0.4 stem, else 0.
-
-    * 1.0 — the full path appears as a path-like token of the query (``loom_nb/rank.py``); a
-      longer query path ending in it counts too (``/work/main/loom_nb/rank.py``).
-    * 0.7 — the basename with its extension appears (``rank.py``), possibly as the end of a
-      query path, so ``tests/rank.py`` also gets 0.7 when the query names ``loom_nb/rank.py``.
-    * 0.4 — the basename's stem appears as a whole word (``rank`` in "how does rank work"),
-      or as the gerund of the message ("ranking", see :func:`_uninflected`), and has at
-      least :data:`MIN_STEM_CHARS` characters. A basename without an extension
-      (``Makefile``) is only a stem, so 'run' in "how do I run it" does not name ``bin/run``.
-    * 0.25 — the name of the folder holding the file appears as a whole word, with at least
-      :data:`MIN_STEM_CHARS` characters (``index`` names ``loom_nb/index/walk.py``).
-
-    Matching is case-insensitive; ``None`` or empty paths score 0. Query tokens are parsed
-    once into sets, then every unique path is looked up with ``np.isin``.
-
-    >>> path_mentions("why is rank.py slow in loom_nb/pack.py? and tokens", ["loom_nb/pack.py", "loom_nb/rank.py", "loom_nb/tokens.py", None])
-    array([1. , 0.7, 0.4, 0. ])
-    """
-    unique, inverse, has = _unique_paths(paths)
-    if unique.size == 0:
-        return np.zeros(has.size)
-    lowered = query.lower().replace("\\", "/")
-    tokens = {t.rstrip(".") for t in re.findall(r"[\w./-]+", lowered)}
-    suffixes: set[str] = set()
-    for token in tokens:
-        token = _normalise_path(token)
-        segments = token.split("/")
-        suffixes.update("/".join(segments[i:]) for i in range(len(segments)))
-    words = set(re.findall(r"\w+", lowered)) | set(re.findall(r"[\w-]+", lowered))
-    # gerunds of the message itself ("ranking" names rank.py); not of a previous exchange
-    # glued after it, which talks about modules a follow-up may not be asking for
-    words |= {base for word in re.findall(r"\w+", message_part(lowered)) for base in _uninflected(word)}
-    basenames = np.array([p.rsplit("/", 1)[-1] for p in unique.tolist()], dtype=str)
-    stems = np.array([b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in basenames.tolist()], dtype=str)
-    has_extension = stems != basenames
-    suffix_array = np.array(sorted(suffixes), dtype=str)
-    word_array = np.array(sorted(words), dtype=str)
-    folders = np.array([p.rsplit("/", 2)[-2] if p.count("/") else "" for p in unique.tolist()], dtype=str)
-    value = np.where(
-        np.isin(unique, suffix_array),
-        PATH_SCORE,
-        np.where(
-            has_extension & np.isin(basenames, suffix_array),
-            BASENAME_SCORE,
-            np.where(
-                (np.char.str_len(stems) >= MIN_STEM_CHARS) & np.isin(stems, word_array),
-                STEM_SCORE,
-                np.where((np.char.str_len(folders) >= MIN_STEM_CHARS) & np.isin(folders, word_array), FOLDER_SCORE, 0.0),
-            ),
-        ),
-    )
-    return np.where(has, value[inverse], 0.0)
-
-
-CODE_EXTENSIONS: frozenset[str] = frozenset({
-    ".py", ".pyi", ".go", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".rs", ".java", ".php",
-    ".c", ".h", ".cc", ".cpp", ".hpp", ".rb", ".kt", ".swift", ".cs", ".scala",
-})
-"""Extensions of program source files."""
-
-_TEST_PARTS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
-_NOT_CODE_PARTS = frozenset({"docs", "doc", "docs_src", "vendor", "third_party", "node_modules", ".github"})
-ROLES: tuple[str, ...] = ("", "code", "test", "other")
-"""Codes of :func:`path_roles`: no path, program source, tests, everything else."""
-
-
-@lru_cache(maxsize=1 << 16)
-def file_role(path: str) -> str:
-    """What a workspace file is: ``"code"`` (program source), ``"test"`` or ``"other"``
-    (docs, changelogs, configuration, data, vendored code).
-
-    Tests are files under a test folder or named as tests are in their language
-    (``test_x.py``, ``x_test.go``, ``x.spec.ts``, ``conftest.py``).
-
-    >>> [file_role(p) for p in ("src/flask/app.py", "tests/test_app.py", "context_test.go", "docs/conf.py", "CHANGELOG.md")]
-    ['code', 'test', 'test', 'other', 'other']
-    """
-    parts = path.replace("\\", "/").lower().split("/")
-    name, folders = parts[-1], set(parts[:-1])
-    stem, dot, ext = name.rpartition(".")
-    stem = stem if dot else name
-    is_code = bool(dot) and f".{ext}" in CODE_EXTENSIONS
-    if folders & _TEST_PARTS or (is_code and (name == "conftest.py" or stem.startswith("test_") or stem == "tests"
-                                               or stem.endswith(("_test", "_tests", "_spec", ".test", ".spec")))):
-        return "test"
-    return "code" if is_code and not folders & _NOT_CODE_PARTS else "other"
-
-
-def path_roles(paths: list[str | None]) -> np.ndarray:
-    """:func:`file_role` of every row as a code into :data:`ROLES` (0 for rows without a path).
-
-    >>> path_roles(["a.go", "a_test.go", "README.md", None]).tolist()
-    [1, 2, 3, 0]
-    """
-    column = np.array(paths, dtype=object).reshape(-1)
-    has = column != None  # noqa: E711 - elementwise comparison, not identity
-    column[~has] = ""
-    unique, inverse = np.unique(column.astype(str), return_inverse=True)
-    codes = np.array([ROLES.index(file_role(p)) if p else 0 for p in unique.tolist()], dtype=np.int64)
-    return codes[inverse.reshape(-1)] if unique.size else np.zeros(has.size, dtype=np.int64)
-
-
-def tagged_mask(tags: list[str], paths: list[str | None]) -> np.ndarray:
-    """1.0 for rows whose path is a tag or lies under a tagged folder, else 0.
-
-    A tag ``loom_nb/index`` covers ``loom_nb/index/walk.py`` but not ``loom_nb/indexer.py``.
-    Tags and paths are normalised as in :func:`tagged_paths` and compared case-insensitively
-    (a user typing ``README.md`` for ``readme.md`` still means that file). Empty tags are
-    ignored. The loop is over tags (a handful), with each a vectorised test of unique paths.
-
-    >>> tagged_mask(["loom_nb/index"], ["loom_nb/index/walk.py", "loom_nb/indexer.py", None])
-    array([1., 0., 0.])
-    """
-    unique, inverse, has = _unique_paths(paths)
-    hit = np.zeros(unique.size, dtype=bool)
-    for tag in tags:
-        tag = _normalise_path(tag).lower()
-        if tag:
-            hit |= (unique == tag) | np.char.startswith(unique, tag + "/")
-    return np.where(has & hit[inverse], 1.0, 0.0) if unique.size else np.zeros(has.size)

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .config import CONTENT_TYPES, SIGNALS, LoomConfig, Weights
-from .graph import GraphArrays, LoomGraph
-from .lexical import normalise_scores, path_mentions, path_roles, tagged_mask, tagged_paths
+from .arrays import GraphArrays
+from .graph import LoomGraph
+from .lexical import normalise_scores
+from .paths import path_mentions, path_roles, tagged_mask, tagged_paths
 
 MAX_HOPS = 5
 """Hop distances past this are treated as unreachable (signal 0.5**4 ≈ 0.06 already)."""

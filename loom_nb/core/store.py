@@ -31,7 +31,8 @@ from .schema import MAX_GRAPH_BYTES, DocumentInvalid, validate_config, validate_
 from .errors import EmbeddingMismatchError, LoomError, SessionConflictError, SessionFormatError, StaleReferenceError
 from .errors import UnknownNodeError
 from .lexical import LexicalIndex
-from .graph import _TYPE_CODE, NODE_ID, STRUCTURE_KINDS, ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, VectorTable, sha256_text, utc_now
+from .arrays import STRUCTURE_KINDS, VectorTable
+from .graph import _TYPE_CODE, NODE_ID, ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, sha256_text, utc_now
 
 log = logging.getLogger(__name__)
 

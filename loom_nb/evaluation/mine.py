@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..core.errors import LoomError
-from ..core.lexical import CODE_EXTENSIONS, file_role
+from ..core.paths import CODE_EXTENSIONS, file_role
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,238 @@
+"""What a request says about paths: files it names (full path, basename, stem or folder),
+paths it tags (``@path`` or in backticks), and each path's role (program code, test, other).
+These are signals of their own in :mod:`loom_nb.core.rank` (seed 004: an explicitly tagged
+path is the strongest signal, a mentioned one a strong one).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import numpy as np
+
+from .query import message_part
+
+PATH_SCORE, BASENAME_SCORE, STEM_SCORE, FOLDER_SCORE = 1.0, 0.7, 0.4, 0.25
+""":func:`path_mentions` values for naming a row's full path, its basename, its stem, or the
+folder it is in ("fix(binding): ..." names the files of ``binding/``)."""
+
+MIN_STEM_CHARS = 4
+"""A stem must have this many characters to count as a mention: 'io' or 'cli' are ordinary
+words in a question far more often than they are a reference to ``io.py`` or ``cli.py``."""
+
+
+def _normalise_path(path: str) -> str:
+    """POSIX slashes, no leading './', no doubled or trailing slash."""
+    path = path.strip().replace("\\", "/")
+    path = re.sub(r"/{2,}", "/", path)
+    while path.startswith("./"):
+        path = path[2:]
+    return path.rstrip("/") if path not in ("", "/") else path
+
+
+_TAG = re.compile(r"`([^`\n]+)`|(?<![\w@])@([^\s`'\"<>]+)")
+_EXTENSION = re.compile(r"(?:^|[^./])\.[A-Za-z][A-Za-z0-9_]{0,9}$|^\.[\w.-]+$")
+
+
+def _looks_like_path(text: str) -> bool:
+    if not text or any(c.isspace() for c in text):
+        return False
+    basename = text.rstrip("/").rsplit("/", 1)[-1]
+    return "/" in text or bool(_EXTENSION.search(basename))
+
+
+def tagged_paths(query: str) -> list[str]:
+    """Paths the user tagged: ``@loom_nb/rank.py`` or backticked text that looks like a path.
+
+    Seed 004 makes an explicit tag the strongest signal, so the rule is kept narrow: the tagged
+    text must contain a '/' or end in a file extension (a letter then up to 9 letters, digits or
+    underscores, or a dotfile such as ``.gitignore``). That keeps ``@dataclass``, an e-mail
+    address or a backticked ``count_tokens`` out. Dotted names such as ```np.savez``` do
+    pass; they are harmless, since :func:`tagged_mask` only boosts rows whose path matches.
+    Trailing punctuation after an ``@`` tag is dropped ("see @a/b.py." tags ``a/b.py``).
+
+    Returns the paths normalised (POSIX slashes, no leading './' or trailing '/'), in the order
+    they appear, without duplicates.
+
+    >>> tagged_paths("compare @loom_nb/rank.py with `./loom_nb/pack.py` and `count_tokens`, @dataclass")
+    ['loom_nb/rank.py', 'loom_nb/pack.py']
+    """
+    found: list[str] = []
+    for match in _TAG.finditer(query):
+        backticked, at = match.groups()
+        text = backticked.strip() if backticked is not None else at.rstrip(".,;:!?)]}")
+        if _looks_like_path(text):
+            path = _normalise_path(text)
+            if path and path not in found:
+                found.append(path)
+    return found
+
+
+def _unique_paths(paths: list[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lower-cased normalised unique paths, the inverse map per row, and a has-path mask.
+
+    Many rows (chunks, symbols) share one file path, so path signals are computed once per
+    unique path and broadcast back with the inverse index.
+    """
+    column = np.array(paths, dtype=object).reshape(-1)
+    has = column != None  # noqa: E711 - elementwise comparison, not identity
+    column[~has] = ""
+    text = column.astype(str)
+    unique, inverse = np.unique(text, return_inverse=True)
+    normalised = np.array([_normalise_path(p).lower() for p in unique.tolist()], dtype=str)
+    return normalised, inverse.reshape(-1), has & (text != "")
+
+
+_GERUND = "ing"
+
+
+def _uninflected(word: str) -> set[str]:
+    """The verbs a gerund may come from, for naming a file or folder by its stem:
+    "ranking" names ``rank.py``, "parsing" ``parse.go``, "indexing" ``index/``.
+
+    Only "-ing": a gerund names an activity, and the module that does it is often named
+    for it, while plurals and past tenses ("sessions", "saved") mostly name what a
+    question talks about. A base shorter than :data:`MIN_STEM_CHARS` never counts, so
+    "using" does not name ``use.py``.
+
+    >>> sorted(_uninflected("parsing"))
+    ['pars', 'parse']
+    >>> sorted(_uninflected("planning"))
+    ['plan', 'plann', 'planne']
+    >>> _uninflected("sessions")
+    set()
+    """
+    if not word.endswith(_GERUND):
+        return set()
+    base = word[: -len(_GERUND)]
+    if len(base) < MIN_STEM_CHARS:
+        return set()
+    bases = {base, base + "e"}
+    if len(base) > MIN_STEM_CHARS and base[-1] == base[-2]:
+        bases.add(base[:-1])  # planning -> plan
+    return bases
+
+
+def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
+    """How explicitly the query names each row's file: 1.0 path, 0.7 basename, 0.4 stem, else 0.
+
+    * 1.0 — the full path appears as a path-like token of the query (``loom_nb/rank.py``); a
+      longer query path ending in it counts too (``/work/main/loom_nb/rank.py``).
+    * 0.7 — the basename with its extension appears (``rank.py``), possibly as the end of a
+      query path, so ``tests/rank.py`` also gets 0.7 when the query names ``loom_nb/rank.py``.
+    * 0.4 — the basename's stem appears as a whole word (``rank`` in "how does rank work"),
+      or as the gerund of the message ("ranking", see :func:`_uninflected`), and has at
+      least :data:`MIN_STEM_CHARS` characters. A basename without an extension
+      (``Makefile``) is only a stem, so 'run' in "how do I run it" does not name ``bin/run``.
+    * 0.25 — the name of the folder holding the file appears as a whole word, with at least
+      :data:`MIN_STEM_CHARS` characters (``index`` names ``loom_nb/index/walk.py``).
+
+    Matching is case-insensitive; ``None`` or empty paths score 0. Query tokens are parsed
+    once into sets, then every unique path is looked up with ``np.isin``.
+
+    >>> path_mentions("why is rank.py slow in loom_nb/pack.py? and tokens", ["loom_nb/pack.py", "loom_nb/rank.py", "loom_nb/tokens.py", None])
+    array([1. , 0.7, 0.4, 0. ])
+    """
+    unique, inverse, has = _unique_paths(paths)
+    if unique.size == 0:
+        return np.zeros(has.size)
+    lowered = query.lower().replace("\\", "/")
+    tokens = {t.rstrip(".") for t in re.findall(r"[\w./-]+", lowered)}
+    suffixes: set[str] = set()
+    for token in tokens:
+        token = _normalise_path(token)
+        segments = token.split("/")
+        suffixes.update("/".join(segments[i:]) for i in range(len(segments)))
+    words = set(re.findall(r"\w+", lowered)) | set(re.findall(r"[\w-]+", lowered))
+    # gerunds of the message itself ("ranking" names rank.py); not of a previous exchange
+    # glued after it, which talks about modules a follow-up may not be asking for
+    words |= {base for word in re.findall(r"\w+", message_part(lowered)) for base in _uninflected(word)}
+    basenames = np.array([p.rsplit("/", 1)[-1] for p in unique.tolist()], dtype=str)
+    stems = np.array([b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in basenames.tolist()], dtype=str)
+    has_extension = stems != basenames
+    suffix_array = np.array(sorted(suffixes), dtype=str)
+    word_array = np.array(sorted(words), dtype=str)
+    folders = np.array([p.rsplit("/", 2)[-2] if p.count("/") else "" for p in unique.tolist()], dtype=str)
+    value = np.where(
+        np.isin(unique, suffix_array),
+        PATH_SCORE,
+        np.where(
+            has_extension & np.isin(basenames, suffix_array),
+            BASENAME_SCORE,
+            np.where(
+                (np.char.str_len(stems) >= MIN_STEM_CHARS) & np.isin(stems, word_array),
+                STEM_SCORE,
+                np.where((np.char.str_len(folders) >= MIN_STEM_CHARS) & np.isin(folders, word_array), FOLDER_SCORE, 0.0),
+            ),
+        ),
+    )
+    return np.where(has, value[inverse], 0.0)
+
+
+CODE_EXTENSIONS: frozenset[str] = frozenset({
+    ".py", ".pyi", ".go", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".rs", ".java", ".php",
+    ".c", ".h", ".cc", ".cpp", ".hpp", ".rb", ".kt", ".swift", ".cs", ".scala",
+})
+"""Extensions of program source files."""
+
+_TEST_PARTS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
+_NOT_CODE_PARTS = frozenset({"docs", "doc", "docs_src", "vendor", "third_party", "node_modules", ".github"})
+ROLES: tuple[str, ...] = ("", "code", "test", "other")
+"""Codes of :func:`path_roles`: no path, program source, tests, everything else."""
+
+
+@lru_cache(maxsize=1 << 16)
+def file_role(path: str) -> str:
+    """What a workspace file is: ``"code"`` (program source), ``"test"`` or ``"other"``
+    (docs, changelogs, configuration, data, vendored code).
+
+    Tests are files under a test folder or named as tests are in their language
+    (``test_x.py``, ``x_test.go``, ``x.spec.ts``, ``conftest.py``).
+
+    >>> [file_role(p) for p in ("src/flask/app.py", "tests/test_app.py", "context_test.go", "docs/conf.py", "CHANGELOG.md")]
+    ['code', 'test', 'test', 'other', 'other']
+    """
+    parts = path.replace("\\", "/").lower().split("/")
+    name, folders = parts[-1], set(parts[:-1])
+    stem, dot, ext = name.rpartition(".")
+    stem = stem if dot else name
+    is_code = bool(dot) and f".{ext}" in CODE_EXTENSIONS
+    if folders & _TEST_PARTS or (is_code and (name == "conftest.py" or stem.startswith("test_") or stem == "tests"
+                                               or stem.endswith(("_test", "_tests", "_spec", ".test", ".spec")))):
+        return "test"
+    return "code" if is_code and not folders & _NOT_CODE_PARTS else "other"
+
+
+def path_roles(paths: list[str | None]) -> np.ndarray:
+    """:func:`file_role` of every row as a code into :data:`ROLES` (0 for rows without a path).
+
+    >>> path_roles(["a.go", "a_test.go", "README.md", None]).tolist()
+    [1, 2, 3, 0]
+    """
+    column = np.array(paths, dtype=object).reshape(-1)
+    has = column != None  # noqa: E711 - elementwise comparison, not identity
+    column[~has] = ""
+    unique, inverse = np.unique(column.astype(str), return_inverse=True)
+    codes = np.array([ROLES.index(file_role(p)) if p else 0 for p in unique.tolist()], dtype=np.int64)
+    return codes[inverse.reshape(-1)] if unique.size else np.zeros(has.size, dtype=np.int64)
+
+
+def tagged_mask(tags: list[str], paths: list[str | None]) -> np.ndarray:
+    """1.0 for rows whose path is a tag or lies under a tagged folder, else 0.
+
+    A tag ``loom_nb/index`` covers ``loom_nb/index/walk.py`` but not ``loom_nb/indexer.py``.
+    Tags and paths are normalised as in :func:`tagged_paths` and compared case-insensitively
+    (a user typing ``README.md`` for ``readme.md`` still means that file). Empty tags are
+    ignored. The loop is over tags (a handful), with each a vectorised test of unique paths.
+
+    >>> tagged_mask(["loom_nb/index"], ["loom_nb/index/walk.py", "loom_nb/indexer.py", None])
+    array([1., 0., 0.])
+    """
+    unique, inverse, has = _unique_paths(paths)
+    hit = np.zeros(unique.size, dtype=bool)
+    for tag in tags:
+        tag = _normalise_path(tag).lower()
+        if tag:
+            hit |= (unique == tag) | np.char.startswith(unique, tag + "/")
+    return np.where(has & hit[inverse], 1.0, 0.0) if unique.size else np.zeros(has.size)
