@@ -9,6 +9,8 @@
     loom-nb mine REPO --out CASES.jsonl [--max N] [--since D] cases from a repository's commits
     loom-nb tune CASES.jsonl [--budgets ...] [--folds 5]      tune weights with held-out folds
     loom-nb chat SESSION [--model M] [--host URL]             chat with a local model via Ollama
+
+Size: one argparse parser and one short handler per subcommand, read together.
 """
 
 from __future__ import annotations
@@ -319,6 +321,7 @@ def cmd_chat(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Length: the whole command-line surface, one add_argument per option, read as a table."""
     parser = argparse.ArgumentParser(prog="loom-nb", description="Dynamic context orchestration for local LLMs.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the engine does")
     sub = parser.add_subparsers(dest="command", required=True)

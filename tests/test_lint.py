@@ -4,6 +4,7 @@ only with a reason on its ``def`` line (``# noqa: C901 - why``)."""
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -42,3 +43,28 @@ def test_the_check_catches_a_tangled_function(tmp_path):
     run = subprocess.run([*ruff(), "check", "--output-format", "concise", "--config", str(ROOT / "pyproject.toml"), str(tmp_path)],
                          capture_output=True, text=True)
     assert "C901" in run.stdout and "A002" in run.stdout
+
+
+def _code_lines(node) -> int:
+    """Lines of a function after its docstring."""
+    first = node.body[0]
+    has_doc = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    start = first.end_lineno + 1 if has_doc and len(node.body) > 1 else first.lineno
+    return node.end_lineno - start + 1
+
+
+def test_long_modules_and_functions_say_why():
+    """Issue 14: no module over about 400 lines and no function over 60 (docstring aside)
+    without a reason in its docstring (``Size: …`` for a module, ``Length: …`` for a function)."""
+    unexplained = []
+    for path in sorted((ROOT / "loom_nb").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        name = path.relative_to(ROOT)
+        if len(source.splitlines()) > 420 and "Size: " not in (ast.get_docstring(tree) or ""):
+            unexplained.append(f"{name} ({len(source.splitlines())} lines)")
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _code_lines(node) > 60:
+                if "Length: " not in (ast.get_docstring(node) or ""):
+                    unexplained.append(f"{name}:{node.lineno} {node.name} ({_code_lines(node)} lines)")
+    assert unexplained == []

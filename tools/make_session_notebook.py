@@ -30,7 +30,7 @@ cells = [
         "from loom_nb import Session\n"
         "from loom_nb.demo import open_sample\n"
         "from loom_nb.chat.replay import OllamaStandIn, default_show, load_recording\n"
-        "from loom_nb.chat.session import probe_ollama\n"
+        "from loom_nb.ollama.probe import probe_ollama\n"
         "from loom_nb.views.figures import use_offline_plotly\n\n"
         "use_offline_plotly()  # plotly.js once: figures draw with no network\n"
         "MODEL = os.environ.get('LOOM_CHAT_MODEL', 'llama3.2')\n"

@@ -29,6 +29,16 @@ A turn is a transaction (issue 13): every Ollama call has its timeouts
 server or an exception in ``on_token``, changes nothing in memory or on disk
 (:class:`~loom_nb.chat.transaction.GraphCheckpoint`). A follow-up after a callback stays
 within the window like the first call.
+
+Around this module: the turn's plan is :mod:`~loom_nb.chat.planner`, a turn and its calls
+:mod:`~loom_nb.chat.turns`, the summaries' fallback :mod:`~loom_nb.chat.history`, the
+accounting views :mod:`~loom_nb.chat.accounting`. What stays here, and keeps it near 700
+lines, is the conversation itself (the streaming loop, callbacks and follow-ups) and the
+session's state and file; pulling the conversation into an object of its own is the next
+seam.
+
+Size: the conversation with its callbacks and the session's state and file; see above for what
+moved out.
 """
 
 from __future__ import annotations
@@ -40,7 +50,7 @@ import re
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
@@ -51,10 +61,14 @@ from ..core.budget import Zones
 from ..core.display import Displayable
 from ..core.prompt_safety import escape_evidence, escape_path
 from ..core.query import Query
+from .accounting import AccountingTable, accounting_figure  # noqa: F401 - importable from here as before
 from .decisions import DecisionGraph
-from ..core.engine import MAX_ADD_CHARS, Loom, QueryResult
+from .history import extractive_summary
+from .turns import ZONE_COLOURS, ChatCall, Turn  # noqa: F401
+from ..core.engine import MAX_ADD_CHARS, Loom
 from ..core.errors import LoomError, OllamaUnavailableError, SessionFormatError
-from ..ollama import Timeouts, WatchedStream, explain_ollama_error, ollama_client, watched_call
+from ..ollama.probe import probe_ollama  # noqa: F401 - importable from here as before
+from ..ollama import Timeouts, WatchedStream, ollama_client, watched_call
 from ..core.pack import MESSAGE_OVERHEAD, one_line
 from ..core.store import atomic_write_text
 from ..core.tokens import ContextWindow, count_tokens, parse_show, truncate_to_tokens
@@ -98,110 +112,6 @@ served nodes when the model asked by marker) and what the model wrote before it 
 longer question is named ("the question above": it is in the first message already), a
 longer preamble is cut to the ask itself; repeating them whole took 9 of 191 calls past
 ``num_ctx`` (issue 13)."""
-
-
-ZONE_COLOURS = ("#4c78a8", "#9d755d", "#b279a2", "#bab0ac", "#e45756", "#72b7b2", "#f58518", "#54a24b", "#eeca3b", "#dddddd")
-"""One colour per zone, in :attr:`Turn.zones` order (system prompt … unused)."""
-
-
-@dataclass
-class ChatCall:
-    """One request to Ollama within a turn (a turn has more than one after a callback)."""
-
-    estimated_prompt: int
-    prompt_eval_count: int | None
-    eval_count: int | None
-    seconds: float
-    requested: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Turn(Displayable):
-    """What one turn did: its zones, what was loaded, the calls, the answer."""
-
-    number: int
-    query: str
-    window: int
-    zones: dict[str, int]
-    """Tokens planned per zone (they add up to the window)."""
-    answer: str = ""
-    loaded: list[str] = field(default_factory=list)
-    offered: list[str] = field(default_factory=list)
-    """Nodes listed under 'Available on request' (what a callback may ask for)."""
-    input_nodes: list[str] = field(default_factory=list)
-    answer_nodes: list[str] = field(default_factory=list)
-    history_messages: int = 0
-    summary_node: str | None = None
-    callbacks: list[dict[str, Any]] = field(default_factory=list)
-    calls: list[ChatCall] = field(default_factory=list)
-    seconds: float = 0.0
-    result: QueryResult | None = field(default=None, repr=False, compare=False)
-    """The engine's result for this turn (in memory only; the table behind the manifest)."""
-    messages: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
-    """Exactly what was sent in the first call (in memory only)."""
-
-    @property
-    def estimated_prompt(self) -> int:
-        return self.calls[0].estimated_prompt if self.calls else 0
-
-    @property
-    def actual_prompt(self) -> int | None:
-        return self.calls[0].prompt_eval_count if self.calls else None
-
-    @property
-    def output_tokens(self) -> int:
-        return sum(c.eval_count or 0 for c in self.calls)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("result")
-        data.pop("messages")
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Turn":
-        calls = [ChatCall(**c) for c in data.pop("calls", [])]
-        return cls(**data, calls=calls)
-
-    def __str__(self) -> str:
-        actual = "?" if self.actual_prompt is None else f"{self.actual_prompt:,}"
-        lines = [
-            f"Turn {self.number}: {len(self.loaded)} nodes loaded, {self.history_messages} history messages, "
-            f"{len(self.callbacks)} callbacks; prompt ~{self.estimated_prompt:,} tokens estimated, {actual} "
-            f"reported; {self.output_tokens:,} output tokens; window {self.window:,}",
-            "  zones: " + ", ".join(f"{k} {v:,}" for k, v in self.zones.items()),
-        ]
-        if self.loaded:
-            lines.append("  loaded: " + ", ".join(self.loaded))
-        for cb in self.callbacks:
-            lines.append(f"  callback ({cb['via']}): {cb['node_id']} {cb['status']}")
-        return "\n".join(lines)
-
-    def zones_html(self) -> str:
-        """The window as one horizontal bar, a segment per zone (width ∝ tokens)."""
-        segments = []
-        for (name, tokens), colour in zip(self.zones.items(), ZONE_COLOURS):
-            if tokens <= 0:
-                continue
-            share = 100.0 * tokens / max(self.window, 1)
-            label = html.escape(f"{name}: {tokens:,} tokens")
-            segments.append(f"<div title='{label}' style='width:{share:.2f}%;background:{colour};height:18px;"
-                            f"overflow:hidden;font-size:10px;color:#fff;white-space:nowrap'>"
-                            f"{html.escape(name) if share > 9 else ''}</div>")
-        return f"<div style='display:flex;width:100%;max-width:900px;border:1px solid #ccc'>{''.join(segments)}</div>"
-
-    def _repr_html_(self) -> str:
-        esc = html.escape
-        head = esc(str(self).splitlines()[0])
-        zones = "".join(f"<tr><td style='text-align:left'>{esc(k)}</td><td>{v:,}</td></tr>" for k, v in self.zones.items())
-        callbacks = "".join(f"<li>{esc(cb['node_id'])} ({esc(cb['via'])}): {esc(cb['status'])}</li>" for cb in self.callbacks)
-        return (
-            f"<div class='loom-turn'><b>{head}</b>{self.zones_html()}"
-            f"<details><summary>zones</summary><table>{zones}</table></details>"
-            f"<div>loaded: {esc(', '.join(self.loaded)) or 'nothing'}</div>"
-            + (f"<div>callbacks:<ul>{callbacks}</ul></div>" if callbacks else "")
-            + f"<details><summary>answer</summary><pre style='white-space:pre-wrap'>{esc(self.answer)}</pre></details></div>"
-        )
 
 
 class Session(Displayable):
@@ -562,6 +472,9 @@ class Session(Displayable):
         given. Served text comes out of one allowance per turn (``callback_share`` of the
         answer's reservation), and no follow-up grows past ``window − (reservation −
         allowance)``: the answer keeps the rest of its room, and every request fits the window.
+
+        Length: one loop over the stream, a branch per server event (text, tool call, marker,
+        done); split, the events lose their order.
         """
         available = set(turn.offered)
         reserved = turn.zones["reserved output"]
@@ -770,96 +683,6 @@ class Session(Displayable):
         head = esc(str(self).splitlines()[0])
         return (f"<div class='loom-session'><b>{head}</b><table><tr><th>turn</th><th>role</th>"
                 f"<th>message</th><th>nodes</th></tr>{rows}</table></div>")
-
-
-@dataclass
-class AccountingTable(Displayable):
-    """Per-turn token accounting rows, with text and HTML views."""
-
-    rows: list[dict[str, Any]]
-
-    def __str__(self) -> str:
-        if not self.rows:
-            return "no turns yet"
-        head = list(self.rows[0])
-        cells = [[("-" if r[k] is None else f"{r[k]:,}" if isinstance(r[k], int) else str(r[k])) for k in head]
-                 for r in self.rows]
-        widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(head)]
-        lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths))]
-        lines += ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        if not self.rows:
-            return "<i>no turns yet</i>"
-        head = "".join(f"<th>{html.escape(k)}</th>" for k in self.rows[0])
-        body = "".join(
-            "<tr>" + "".join(f"<td>{'-' if v is None else html.escape(str(v))}</td>" for v in r.values()) + "</tr>"
-            for r in self.rows
-        )
-        return f"<table class='loom-accounting'><tr>{head}</tr>{body}</table>"
-
-    def to_frame(self):
-        """The rows as a pandas DataFrame indexed by turn (needs pandas)."""
-        try:
-            import pandas as pd
-        except ImportError as exc:
-            raise LoomError("to_frame() needs pandas: pip install pandas") from exc
-        return pd.DataFrame(self.rows).set_index("turn")
-
-
-def accounting_figure(rows: list[dict[str, Any]]):
-    """plotly: per turn, estimated and reported prompt tokens, output and reserved output."""
-    import plotly.graph_objects as go
-
-    turns = [f"turn {r['turn']}" for r in rows]
-    fig = go.Figure()
-    fig.add_bar(name="prompt, estimated (cl100k)", x=turns, y=[r["estimated prompt"] for r in rows])
-    fig.add_bar(name="prompt, reported by Ollama", x=turns, y=[r["reported prompt"] or 0 for r in rows])
-    fig.add_bar(name="output", x=turns, y=[r["output"] for r in rows])
-    fig.add_scatter(name="reserved output", x=turns, y=[r["reserved output"] for r in rows], mode="markers+lines")
-    if rows:
-        fig.add_scatter(name="window (num_ctx)", x=turns, y=[r["window"] for r in rows], mode="lines",
-                        line={"dash": "dot"})
-    fig.update_layout(barmode="group", title="Token accounting per turn", yaxis_title="tokens",
-                      height=380, margin={"t": 50, "b": 40, "l": 60, "r": 20})
-    return fig
-
-
-def probe_ollama(model: str, host: str | None = None, timeout: float = 2.0) -> tuple[bool, str]:
-    """Whether an Ollama server answers at ``host`` and has ``model``, and if not, why.
-
-    Quick (one ``/api/tags`` request with a short timeout), for notebooks that run live when
-    a server is there and replay a recording when it is not.
-
-    >>> probe_ollama("llama3.2", host="http://127.0.0.1:9", timeout=0.5)[0]
-    False
-    """
-    import ollama
-
-    try:
-        listed = ollama.Client(host=host or None, timeout=timeout).list()
-    except Exception as exc:
-        return False, str(explain_ollama_error(exc, model, host))
-    names = {m.model for m in listed.models} | {(m.model or "").split(":")[0] for m in listed.models}
-    if model in names or model.split(":")[0] in names:
-        return True, ""
-    return False, str(explain_ollama_error(ollama.ResponseError(f"model {model!r} not found", 404), model, host))
-
-
-def extractive_summary(messages: list[Message], words: int = 30) -> str:
-    """One line per message: who, and its first sentence (at most ``words`` words).
-
-    >>> extractive_summary([Message("user", "Why does refresh fail? Logs attached.", 1, 8)])
-    '- user: Why does refresh fail?'
-    """
-    lines = []
-    for m in messages:
-        flat = " ".join(m.content.split())
-        first = re.split(r"(?<=[.!?])\s", flat, maxsplit=1)[0]
-        cut = first.split()
-        lines.append(f"- {m.role}: {' '.join(cut[:words])}{' …' if len(cut) > words else ''}")
-    return "\n".join(lines)
 
 
 def _read_chat(folder: Path) -> dict[str, Any] | None:

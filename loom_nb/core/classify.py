@@ -7,6 +7,8 @@ every time. Regexes label each line as prose, code, logs or data; runs of lines 
 :class:`Segment` objects; simple statistics on the prose (questions, multi-part markers,
 readability, lexical diversity) and the token length give the kind and a complexity score whose
 formula is written out in :func:`classify` so a person can recompute it by hand.
+
+Size: one table of line patterns and the segmenter, splicer and classifier that share it.
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 
 Each call runs the pipeline of seed 000 §3: classify → graph → rank → pack. The notebook
 views, the CLI and the evaluation harness all go through these same methods.
+
+Size: the Loom facade, one method per public verb (add, query, index, open, save), each
+delegating; their docstrings are the API reference.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Concept nodes are index entries (name, one-sentence description, embedding) that
 sent to a model; content nodes hold what may be loaded (text, or a lazy file reference).
 The graph lives in a ``networkx.Graph``; the vectors live beside it in dense numpy tables
 so that ranking is a few matrix products rather than a loop over nodes.
+
+Size: LoomGraph is the one owner of node state (the networkx graph, vector tables, lexical
+index, id counters); split, two objects could disagree about a node.
 """
 
 from __future__ import annotations

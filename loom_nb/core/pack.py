@@ -4,6 +4,8 @@
 :class:`~loom_nb.core.rank.Ranking` down the loading decision tree and renders the manifest
 header and the evidence blocks. The context it returns never exceeds the budget: the
 rendered text is counted again at the end and trimmed if BPE merges disagree with the sum.
+
+Size: the budget arithmetic, the packer, and the Packed result table it fills.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ is loaded); vectors in ``embeddings/*.npy``, saved raw so a round trip is bit-id
 Saves are atomic: vectors are written under a new generation name, ``graph.json`` is
 replaced last with ``os.replace`` (the commit point), and only then are files of older
 generations removed. A crash at any step leaves the previous session readable.
+
+Size: one file format (graph.json, content files, vectors), its writer and its reader with one
+check per way a folder can be wrong; they change together.
 """
 
 from __future__ import annotations
@@ -287,6 +290,7 @@ def _check_no_conflict(graph: LoomGraph, folder: Path, here: str, previous: dict
 
 
 def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, Any] | None, cache_items, scores) -> Path:
+    """Length: the write order of a crash-safe save (content, vectors, then graph.json), kept in one place."""
     graph_path = folder / GRAPH_FILE
     (folder / "content").mkdir(exist_ok=True)
     (folder / "embeddings").mkdir(exist_ok=True)
@@ -630,6 +634,7 @@ class _Vanished(Exception):
 
 def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | None,  # noqa: C901 - one check per way a session folder can be wrong, each with its own message
                 lexical: bool = True) -> tuple[LoomGraph, dict[str, Any]]:
+    """Length: one check per way a session folder can be wrong, in the order they are found."""
     path = folder / GRAPH_FILE
     doc = doc if doc is not None else read_document(folder)
     model = doc["embedding"].get("model")

@@ -24,6 +24,8 @@ commits with too many source files or changed lines; and those whose message is 
 to be a question.
 
 Run it as ``loom-nb mine REPO --out cases.jsonl --max 40``.
+
+Size: the git plumbing, the filters and the case writer of one command.
 """
 
 from __future__ import annotations

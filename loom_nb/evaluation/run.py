@@ -40,6 +40,9 @@ The strategies, all given the same budget and the same files:
 
 Baselines count the tokens of the text they load with :func:`~loom_nb.core.tokens.count_tokens`;
 no strategy ever goes over the budget.
+
+Size: the strategies, the workbench that caches indexed workspaces, the per-case run and the
+report.
 """
 
 from __future__ import annotations

@@ -112,6 +112,8 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
         unit bigger than this is cut into parts (:func:`~loom_nb.index.units.split_large`).
     progress : bool, optional
         Show tqdm bars (default: when attached to a terminal or notebook).
+
+    Length: the pipeline in order (walk, parse, embed, link, report), each step a call.
     """
     started = time.perf_counter()
     graph = loom.graph

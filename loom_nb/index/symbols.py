@@ -17,6 +17,8 @@ per file with a tree-sitter query and assigned to the innermost symbol containin
 class's references are only the calls in its own body outside its methods (decorators, class
 attributes, field initialisers); its methods carry their own. That keeps each call counted once
 when definition/reference edges are drawn, as aider's repo map does.
+
+Size: one tree-sitter outline per language family; each is short, and there are many.
 """
 
 from __future__ import annotations

@@ -23,6 +23,8 @@ followed at most once, never into one of its own ancestors, so link cycles end.
 
 Limits: ``.gitignore`` files above the workspace root (when the root is a sub-folder of a
 repository) and the user's global ``core.excludesFile`` are not read.
+
+Size: the walk, its ignore rules and its limits.
 """
 
 from __future__ import annotations

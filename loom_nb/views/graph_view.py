@@ -8,6 +8,8 @@ pyvis adds anyway (bootstrap CSS/JS) are removed: the page needs no network.
 Everything taken from the graph (titles, names, descriptions, reasons) is HTML-escaped
 before it reaches the page: the page decodes labels and tooltips in the browser with ``DOMParser`` and uses them only as
 plain text (canvas labels, ``textContent`` of the tooltip), and the caption is escaped HTML.
+
+Size: the pyvis view: choosing the nodes to show, then building the page.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class _Plan:
 
 
 def _plan(loom, result, max_nodes: int) -> _Plan:  # noqa: C901 - one view option per branch
+    """Length: one view option per branch."""
     graph = loom.graph
     g = graph.nx
     concept_ids = list(graph.concept_vectors.ids)
@@ -248,6 +251,7 @@ def _layout(sub: nx.Graph, seed: int) -> dict[str, tuple[float, float]]:
 
 
 def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa: C901 - one node kind per branch
+    """Length: one kind of node or edge per branch."""
     from pyvis.network import Network
 
     graph = loom.graph
