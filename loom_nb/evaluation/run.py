@@ -311,8 +311,8 @@ class Workbench:
         self.looms: dict[Path, Any] = {}
         self.spaces: dict[Path, _Workspace] = {}
         self.failures: dict[Path, str] = {}
-        self._siblings: dict[Path, Path] = {}
-        """The last session indexed per parent folder: a mined history's trees are siblings
+        self._siblings: dict[Path, tuple[Path, Path]] = {}
+        """The last session indexed per parent folder, and its workspace: a mined history's trees are siblings
         (``cache/<sha>``), and a new tree starts from its sibling's session, so only the
         files that differ are parsed again (the others are read and hashed)."""
         self._loaded = len(self.embedder)
@@ -340,19 +340,22 @@ class Workbench:
                     self.looms[key] = Loom.open(case.session, embedder=self.embedder if self.explicit_embedder else None, create=False)
                 elif self.cache_dir is not None:
                     folder = _cache_folder(self.cache_dir, case.workspace, self.embedder.model_id)
-                    seed = self._siblings.get(Path(case.workspace).parent)
-                    if not (folder / "graph.json").exists() and seed is not None and (seed / "graph.json").exists():
+                    seed, seed_workspace = self._siblings.get(Path(case.workspace).parent, (None, None))
+                    seeded = not (folder / "graph.json").exists() and seed is not None and (seed / "graph.json").exists()
+                    if seeded:
                         shutil.copytree(seed, folder, dirs_exist_ok=True)  # a sibling tree's session: refresh it
                     # the cached session is an artefact of this harness: rank with today's
-                    # defaults, not the config saved when it was first indexed
-                    loom = Loom.open(folder, embedder=CachedEmbedder(self.embedder), config=LoomConfig())  # saves only its own vectors
+                    # defaults, not the config saved when it was first indexed; a copied
+                    # sibling names the sibling's tree, which this harness indexed itself
+                    loom = Loom.open(folder, embedder=CachedEmbedder(self.embedder), config=LoomConfig(),  # saves only its own vectors
+                                     workspace=seed_workspace if seeded else None)
                     state = loom.graph.metadata.get("workspace")
                     if state and state.get("root") != str(Path(case.workspace).resolve()):
                         state.update(root=str(Path(case.workspace).resolve()), commit=None)
                     loom.index(case.workspace, progress=self.progress)
                     loom.save()
                     self.looms[key] = loom
-                    self._siblings[Path(case.workspace).parent] = folder
+                    self._siblings[Path(case.workspace).parent] = (folder, Path(case.workspace).resolve())
                 else:
                     loom = Loom(embedder=self.embedder)
                     loom.index(case.workspace, progress=self.progress)
