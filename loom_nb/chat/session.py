@@ -30,15 +30,14 @@ server or an exception in ``on_token``, changes nothing in memory or on disk
 (:class:`~loom_nb.chat.transaction.GraphCheckpoint`). A follow-up after a callback stays
 within the window like the first call.
 
-Around this module: the turn's plan is :mod:`~loom_nb.chat.planner`, a turn and its calls
-:mod:`~loom_nb.chat.turns`, the summaries' fallback :mod:`~loom_nb.chat.history`, the
-accounting views :mod:`~loom_nb.chat.accounting`. What stays here, and keeps it near 700
-lines, is the conversation itself (the streaming loop, callbacks and follow-ups) and the
-session's state and file; pulling the conversation into an object of its own is the next
-seam.
+Around this module: the turn's plan is :mod:`~loom_nb.chat.planner`, the exchange with the
+model (streaming, callbacks, follow-ups) :mod:`~loom_nb.chat.conversation`, a turn and its calls
+:mod:`~loom_nb.chat.turns`, the summaries' fallback :mod:`~loom_nb.chat.history`, the accounting
+views :mod:`~loom_nb.chat.accounting`. What stays here is the session's state, its file and the
+answer indexer.
 
-Size: the conversation with its callbacks and the session's state and file; see above for what
-moved out.
+Size: the session's state and its file (open, save, close), the turn's steps in order, the
+history's summaries and the answer indexer.
 """
 
 from __future__ import annotations
@@ -46,7 +45,6 @@ from __future__ import annotations
 import html
 import json
 import logging
-import re
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -54,14 +52,15 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
-from .planner import Message, message_tokens, plan_turn, window_history
+from .planner import Message, plan_turn, window_history
 from .transaction import GraphCheckpoint
 from ..core.classify import classify
 from ..core.budget import Zones
 from ..core.display import Displayable
-from ..core.prompt_safety import escape_evidence, escape_path
+from ..core.prompt_safety import escape_path
 from ..core.query import Query
 from .accounting import AccountingTable, accounting_figure  # noqa: F401 - importable from here as before
+from .conversation import FOLLOW_UP_TEXT_MAX, MARKER, Conversation  # noqa: F401 - importable from here as before
 from .decisions import DecisionGraph
 from .history import extractive_summary
 from .turns import ZONE_COLOURS, ChatCall, Turn  # noqa: F401
@@ -69,7 +68,7 @@ from ..core.engine import MAX_ADD_CHARS, Loom
 from ..core.errors import LoomError, OllamaUnavailableError, SessionFormatError
 from ..ollama.probe import probe_ollama  # noqa: F401 - importable from here as before
 from ..ollama import Timeouts, WatchedStream, ollama_client, watched_call
-from ..core.pack import MESSAGE_OVERHEAD, one_line
+from ..core.pack import MESSAGE_OVERHEAD
 from ..core.store import atomic_write_text
 from ..core.tokens import ContextWindow, count_tokens, parse_show, truncate_to_tokens
 
@@ -104,14 +103,6 @@ MARKER_INSTRUCTIONS = (
     "If you need a node listed under 'Available on request', reply with only the line "
     "[[load: ID]] (for example [[load: n12]]) and it will be given to you."
 )
-MARKER = re.compile(r"\[\[load:\s*([A-Za-z0-9_.:-]+)\s*\]\]")
-
-FOLLOW_UP_TEXT_MAX = 200
-"""Tokens of words a follow-up after a callback repeats: the question (restated after the
-served nodes when the model asked by marker) and what the model wrote before it asked. A
-longer question is named ("the question above": it is in the first message already), a
-longer preamble is cut to the ask itself; repeating them whole took 9 of 191 calls past
-``num_ctx`` (issue 13)."""
 
 
 class Session(Displayable):
@@ -335,7 +326,9 @@ class Session(Displayable):
             self.decisions.turn = number
             input_ids = self.loom.add(text, type="input", source="user", meta={"turn": number}).ids
             turn, messages, tools, question = self._plan(text, number, window.num_ctx, input_ids)
-            self._converse(turn, messages, tools, question, on_token)
+            conversation = Conversation(self.loom, lambda: self.client, self.model, self.host, self.timeouts, self.zones,
+                                        self.max_callbacks)
+            conversation.converse(turn, messages, tools, question, on_token)
         except BaseException:  # the failed turn leaves no trace: nodes, clock, marks, summaries
             checkpoint.rollback()
             self.decisions.turn, summaries, self._summarised = before
@@ -439,147 +432,6 @@ class Session(Displayable):
         except Exception as exc:  # degrade: an extractive summary is still a summary
             log.info("model summary failed (%s); summarising extractively", exc)
             return None
-
-    def _call(self, messages: list[dict[str, Any]], tools: list | None, window: int,
-              on_token: Callable[[str], None] | None, stop_at_marker: bool) -> tuple[str, list, Any]:
-        """One streamed request: its text, its tool calls, and its final part (None when it
-        was stopped at a ``[[load: ID]]`` marker). Ollama's faults raise one-line errors."""
-        sent = list(messages)
-        stream = WatchedStream(
-            lambda: self.client.chat(self.model, sent, tools=tools, stream=True, options={"num_ctx": window}),
-            self.timeouts, model=self.model, host=self.host, what="the answer")
-        text, tool_calls, final = "", [], None
-        with stream:  # leaving early (a marker, an exception in on_token) drops the connection
-            for part in stream:
-                piece = part.message.content or ""
-                if piece:
-                    text += piece
-                    if on_token is not None:
-                        on_token(piece)
-                if part.message.tool_calls:
-                    tool_calls.extend(part.message.tool_calls)
-                if part.done:
-                    final = part
-                elif stop_at_marker and piece and MARKER.search(text, max(len(text) - len(piece) - 100, 0)):
-                    break  # the model asked for a node: stop here and serve it
-        return text, tool_calls, final
-
-    def _converse(self, turn: Turn, messages: list[dict[str, Any]], tools: list | None, question: str,  # noqa: C901 - the streaming loop with its callbacks, each branch one server event
-                  on_token: Callable[[str], None] | None) -> None:
-        """Call the model; serve up to ``max_callbacks`` callbacks; fill in the turn.
-
-        A follow-up request carries the first one, what the model wrote and what it was
-        given. Served text comes out of one allowance per turn (``callback_share`` of the
-        answer's reservation), and no follow-up grows past ``window − (reservation −
-        allowance)``: the answer keeps the rest of its room, and every request fits the window.
-
-        Length: one loop over the stream, a branch per server event (text, tool call, marker,
-        done); split, the events lose their order.
-        """
-        available = set(turn.offered)
-        reserved = turn.zones["reserved output"]
-        allowance = int(reserved * self.zones.callback_share)  # shared by all of a turn's callbacks
-        ceiling = turn.window - (reserved - allowance)
-        tool_tokens = turn.zones["tool definitions"]
-        via = "tool" if tools else "marker"
-        left = self.max_callbacks
-        messages = list(messages)
-        restate = f"Now answer: {question}" if count_tokens(question) <= FOLLOW_UP_TEXT_MAX else \
-            "Now answer the question above."
-        while True:
-            estimated = message_tokens(messages) + tool_tokens
-            started = time.perf_counter()
-            text, tool_calls, final = self._call(messages, tools, turn.window, on_token, not tools and left > 0)
-            asks = [(str((c.function.arguments or {}).get("node_id", "")), c) for c in tool_calls
-                    if c.function.name == "load_context"] if tools else [(r, None) for r in MARKER.findall(text)]
-            requested = [node_id for node_id, _ in asks]
-            turn.calls.append(ChatCall(estimated, getattr(final, "prompt_eval_count", None),
-                                       getattr(final, "eval_count", None), time.perf_counter() - started, requested))
-            if not requested:
-                turn.answer = text
-                return
-            if left <= 0:  # over the limit: whatever it said is the answer
-                self._refuse(turn, text, requested, via, "refused: callback limit reached")
-                return
-            said = text if count_tokens(text) <= FOLLOW_UP_TEXT_MAX else \
-                ("" if tools else " ".join(f"[[load: {r}]]" for r in requested))  # a long preamble: the ask alone
-
-            def follow_up(calls: list, bodies: list[str]) -> list[dict[str, Any]]:
-                """The next request: this one, what the model said (and the calls answered), what it got."""
-                if tools:
-                    carried = {"role": "assistant", "content": said, "tool_calls": [c.model_dump() for c in calls]}
-                    return messages + [carried] + [{"role": "tool", "content": b, "tool_name": "load_context"}
-                                                   for b in bodies]
-                return messages + [{"role": "assistant", "content": said},
-                                   {"role": "user", "content": "\n\n".join(bodies) + f"\n\n{restate}"}]
-
-            def fits(calls: list, bodies: list[str]) -> int:
-                """Tokens left under the ceiling with this follow-up (negative: over it)."""
-                return ceiling - tool_tokens - message_tokens(follow_up(calls, bodies))
-
-            calls, bodies, served = [], [], []
-            for position, (node_id, call) in enumerate(asks):
-                if left <= 0:
-                    break
-                extra = [call] if tools else []
-                room = fits(calls + extra, bodies + [""]) - 2  # 2: where the texts join
-                body, status, tokens = self._callback_text(node_id, available, min(allowance, room))
-                if fits(calls + extra, bodies + [body]) < 0:  # a note does not fit where a body did not
-                    body, status, tokens = f"[{node_id}] does not fit in the window.", "refused: the window is full", 0
-                if fits(calls + extra, bodies + [body]) < 0:  # not even that: stop serving here
-                    served += [{"node_id": n, "via": via, "status": "refused: the window is full", "tokens": 0}
-                               for n, _ in asks[position:]]
-                    break
-                left -= 1
-                if status.startswith("loaded"):
-                    available.discard(node_id)  # served once; asking again is refused
-                    allowance -= tokens
-                calls += extra
-                bodies.append(body)
-                served.append({"node_id": node_id, "via": via, "status": status, "tokens": tokens})
-            if not bodies:  # nothing fits beside what the window holds already
-                self._refuse(turn, text, requested, via, "refused: the window is full")
-                return
-            turn.callbacks.extend(served)
-            for callback in served:
-                if callback["status"].startswith("loaded"):
-                    self.loom.graph.mark_accessed([callback["node_id"]])
-                if on_token is not None:
-                    on_token(f"\n[loom-nb: {callback['node_id']} {callback['status']}]\n")
-            messages = follow_up(calls, bodies)
-
-    @staticmethod
-    def _refuse(turn: Turn, text: str, requested: list[str], via: str, status: str) -> None:
-        """End the turn without serving ``requested``: what the model wrote is the answer."""
-        turn.answer = MARKER.sub("", text).strip() or f"(the model asked for more context: {status})"
-        turn.callbacks.append({"node_id": ", ".join(requested), "via": via, "status": status, "tokens": 0})
-
-    def _callback_text(self, node_id: str, available: set[str], cap: int) -> tuple[str, str, int]:
-        """The text served for a callback, its status and its tokens (within ``cap``)."""
-        if node_id not in available:
-            return (f"[{node_id}] is not in the 'Available on request' list (or was already given).",
-                    "refused: not offered", 0)
-        frame = f"--- [{node_id}]  () ---\n\n--- end [{node_id}] ---"
-        if cap - count_tokens(frame) < 32:
-            return f"[{node_id}] does not fit: the callback allowance of this turn is spent.", "refused: allowance spent", 0
-        try:
-            node = self.loom.graph.node(node_id)
-            text = escape_evidence(self.loom.graph.text(node_id))  # as in pack: a body cannot forge a frame
-        except LoomError as exc:
-            return f"[{node_id}] could not be loaded: {exc}", f"failed: {exc}", 0
-        status = "loaded"
-        marker = one_line(node_id)  # like the manifest: an id or title cannot forge a line
-        head = f"--- [{marker}] {one_line(node.title)} ({node.type}) ---\n"
-        tail = f"\n--- end [{marker}] ---"
-        cap -= count_tokens(head + tail) + 16  # the frame and the cut note come out of the cap
-        if node.tokens > cap:  # the top of the node, ending on a whole line when one is near
-            cut = truncate_to_tokens(text, max(cap, 0))
-            if "\n" in cut[len(cut) // 2:]:
-                cut = cut[: cut.rfind("\n") + 1]
-            text = cut + f"\n… (cut at {cap} tokens of {node.tokens})"
-            status = "loaded (cut to fit)"
-        body = f"{head}{text}{tail}"
-        return body, status, count_tokens(body)
 
     def _index_answer(self, turn: Turn, message: Message) -> None:
         """The post-processing indexer: the answer becomes nodes, then the session is saved."""

@@ -1,0 +1,193 @@
+"""One turn's exchange with the model: the streamed request, the callbacks the model asks for
+(a ``load_context`` tool call, or a ``[[load: ID]]`` marker), served within the window, and
+the follow-up requests that carry them (seed 000 §11).
+
+The :class:`~loom_nb.chat.session.Session` plans the turn and keeps its state; this object
+only talks: it reads the graph for callback bodies and marks what it served as accessed.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Callable
+
+from ..core.errors import LoomError
+from ..core.pack import one_line
+from ..core.prompt_safety import escape_evidence
+from ..core.tokens import count_tokens, truncate_to_tokens
+from ..ollama import Timeouts, WatchedStream
+from .planner import message_tokens
+from .turns import ChatCall, Turn
+
+MARKER = re.compile(r"\[\[load:\s*([A-Za-z0-9_.:-]+)\s*\]\]")
+
+FOLLOW_UP_TEXT_MAX = 200
+"""Tokens of words a follow-up after a callback repeats: the question (restated after the
+served nodes when the model asked by marker) and what the model wrote before it asked. A
+longer question is named ("the question above": it is in the first message already), a
+longer preamble is cut to the ask itself; repeating them whole took 9 of 191 calls past
+``num_ctx`` (issue 13)."""
+
+
+class Conversation:
+    """The model side of a turn, given what it needs and nothing more.
+
+    Parameters
+    ----------
+    loom : Loom
+        Where callback bodies are read and served nodes marked accessed.
+    client : callable
+        Returns the Ollama client (made lazily by the session, on first use).
+    model, host : str
+    timeouts : Timeouts
+    zones : Zones
+        For ``callback_share``: how much of the answer's reservation callbacks may use.
+    max_callbacks : int
+    """
+
+    def __init__(self, loom, client: Callable[[], Any], model: str, host: str | None, timeouts: Timeouts, zones,
+                 max_callbacks: int):
+        self.loom, self.client, self.model, self.host = loom, client, model, host
+        self.timeouts, self.zones, self.max_callbacks = timeouts, zones, max_callbacks
+
+    def call(self, messages: list[dict[str, Any]], tools: list | None, window: int,
+              on_token: Callable[[str], None] | None, stop_at_marker: bool) -> tuple[str, list, Any]:
+        """One streamed request: its text, its tool calls, and its final part (None when it
+        was stopped at a ``[[load: ID]]`` marker). Ollama's faults raise one-line errors."""
+        sent = list(messages)
+        stream = WatchedStream(
+            lambda: self.client().chat(self.model, sent, tools=tools, stream=True, options={"num_ctx": window}),
+            self.timeouts, model=self.model, host=self.host, what="the answer")
+        text, tool_calls, final = "", [], None
+        with stream:  # leaving early (a marker, an exception in on_token) drops the connection
+            for part in stream:
+                piece = part.message.content or ""
+                if piece:
+                    text += piece
+                    if on_token is not None:
+                        on_token(piece)
+                if part.message.tool_calls:
+                    tool_calls.extend(part.message.tool_calls)
+                if part.done:
+                    final = part
+                elif stop_at_marker and piece and MARKER.search(text, max(len(text) - len(piece) - 100, 0)):
+                    break  # the model asked for a node: stop here and serve it
+        return text, tool_calls, final
+
+    def converse(self, turn: Turn, messages: list[dict[str, Any]], tools: list | None, question: str,  # noqa: C901 - the streaming loop with its callbacks, each branch one server event
+                  on_token: Callable[[str], None] | None) -> None:
+        """Call the model; serve up to ``max_callbacks`` callbacks; fill in the turn.
+
+        A follow-up request carries the first one, what the model wrote and what it was
+        given. Served text comes out of one allowance per turn (``callback_share`` of the
+        answer's reservation), and no follow-up grows past ``window − (reservation −
+        allowance)``: the answer keeps the rest of its room, and every request fits the window.
+
+        Length: one loop over the stream, a branch per server event (text, tool call, marker,
+        done); split, the events lose their order.
+        """
+        available = set(turn.offered)
+        reserved = turn.zones["reserved output"]
+        allowance = int(reserved * self.zones.callback_share)  # shared by all of a turn's callbacks
+        ceiling = turn.window - (reserved - allowance)
+        tool_tokens = turn.zones["tool definitions"]
+        via = "tool" if tools else "marker"
+        left = self.max_callbacks
+        messages = list(messages)
+        restate = f"Now answer: {question}" if count_tokens(question) <= FOLLOW_UP_TEXT_MAX else \
+            "Now answer the question above."
+        while True:
+            estimated = message_tokens(messages) + tool_tokens
+            started = time.perf_counter()
+            text, tool_calls, final = self.call(messages, tools, turn.window, on_token, not tools and left > 0)
+            asks = [(str((c.function.arguments or {}).get("node_id", "")), c) for c in tool_calls
+                    if c.function.name == "load_context"] if tools else [(r, None) for r in MARKER.findall(text)]
+            requested = [node_id for node_id, _ in asks]
+            turn.calls.append(ChatCall(estimated, getattr(final, "prompt_eval_count", None),
+                                       getattr(final, "eval_count", None), time.perf_counter() - started, requested))
+            if not requested:
+                turn.answer = text
+                return
+            if left <= 0:  # over the limit: whatever it said is the answer
+                self.refuse(turn, text, requested, via, "refused: callback limit reached")
+                return
+            said = text if count_tokens(text) <= FOLLOW_UP_TEXT_MAX else \
+                ("" if tools else " ".join(f"[[load: {r}]]" for r in requested))  # a long preamble: the ask alone
+
+            def follow_up(calls: list, bodies: list[str]) -> list[dict[str, Any]]:
+                """The next request: this one, what the model said (and the calls answered), what it got."""
+                if tools:
+                    carried = {"role": "assistant", "content": said, "tool_calls": [c.model_dump() for c in calls]}
+                    return messages + [carried] + [{"role": "tool", "content": b, "tool_name": "load_context"}
+                                                   for b in bodies]
+                return messages + [{"role": "assistant", "content": said},
+                                   {"role": "user", "content": "\n\n".join(bodies) + f"\n\n{restate}"}]
+
+            def fits(calls: list, bodies: list[str]) -> int:
+                """Tokens left under the ceiling with this follow-up (negative: over it)."""
+                return ceiling - tool_tokens - message_tokens(follow_up(calls, bodies))
+
+            calls, bodies, served = [], [], []
+            for position, (node_id, call) in enumerate(asks):
+                if left <= 0:
+                    break
+                extra = [call] if tools else []
+                room = fits(calls + extra, bodies + [""]) - 2  # 2: where the texts join
+                body, status, tokens = self.callback_text(node_id, available, min(allowance, room))
+                if fits(calls + extra, bodies + [body]) < 0:  # a note does not fit where a body did not
+                    body, status, tokens = f"[{node_id}] does not fit in the window.", "refused: the window is full", 0
+                if fits(calls + extra, bodies + [body]) < 0:  # not even that: stop serving here
+                    served += [{"node_id": n, "via": via, "status": "refused: the window is full", "tokens": 0}
+                               for n, _ in asks[position:]]
+                    break
+                left -= 1
+                if status.startswith("loaded"):
+                    available.discard(node_id)  # served once; asking again is refused
+                    allowance -= tokens
+                calls += extra
+                bodies.append(body)
+                served.append({"node_id": node_id, "via": via, "status": status, "tokens": tokens})
+            if not bodies:  # nothing fits beside what the window holds already
+                self.refuse(turn, text, requested, via, "refused: the window is full")
+                return
+            turn.callbacks.extend(served)
+            for callback in served:
+                if callback["status"].startswith("loaded"):
+                    self.loom.graph.mark_accessed([callback["node_id"]])
+                if on_token is not None:
+                    on_token(f"\n[loom-nb: {callback['node_id']} {callback['status']}]\n")
+            messages = follow_up(calls, bodies)
+
+    @staticmethod
+    def refuse(turn: Turn, text: str, requested: list[str], via: str, status: str) -> None:
+        """End the turn without serving ``requested``: what the model wrote is the answer."""
+        turn.answer = MARKER.sub("", text).strip() or f"(the model asked for more context: {status})"
+        turn.callbacks.append({"node_id": ", ".join(requested), "via": via, "status": status, "tokens": 0})
+
+    def callback_text(self, node_id: str, available: set[str], cap: int) -> tuple[str, str, int]:
+        """The text served for a callback, its status and its tokens (within ``cap``)."""
+        if node_id not in available:
+            return (f"[{node_id}] is not in the 'Available on request' list (or was already given).",
+                    "refused: not offered", 0)
+        frame = f"--- [{node_id}]  () ---\n\n--- end [{node_id}] ---"
+        if cap - count_tokens(frame) < 32:
+            return f"[{node_id}] does not fit: the callback allowance of this turn is spent.", "refused: allowance spent", 0
+        try:
+            node = self.loom.graph.node(node_id)
+            text = escape_evidence(self.loom.graph.text(node_id))  # as in pack: a body cannot forge a frame
+        except LoomError as exc:
+            return f"[{node_id}] could not be loaded: {exc}", f"failed: {exc}", 0
+        status = "loaded"
+        marker = one_line(node_id)  # like the manifest: an id or title cannot forge a line
+        head = f"--- [{marker}] {one_line(node.title)} ({node.type}) ---\n"
+        tail = f"\n--- end [{marker}] ---"
+        cap -= count_tokens(head + tail) + 16  # the frame and the cut note come out of the cap
+        if node.tokens > cap:  # the top of the node, ending on a whole line when one is near
+            cut = truncate_to_tokens(text, max(cap, 0))
+            if "\n" in cut[len(cut) // 2:]:
+                cut = cut[: cut.rfind("\n") + 1]
+            text = cut + f"\n… (cut at {cap} tokens of {node.tokens})"
+            status = "loaded (cut to fit)"
+        body = f"{head}{text}{tail}"
+        return body, status, count_tokens(body)
