@@ -33,11 +33,11 @@ within the window like the first call.
 Around this module: the turn's plan is :mod:`~loom_nb.chat.planner`, the exchange with the
 model (streaming, callbacks, follow-ups) :mod:`~loom_nb.chat.conversation`, a turn and its calls
 :mod:`~loom_nb.chat.turns`, the summaries' fallback :mod:`~loom_nb.chat.history`, the accounting
-views :mod:`~loom_nb.chat.accounting`. What stays here is the session's state, its file and the
-answer indexer.
+views :mod:`~loom_nb.chat.accounting`, the chat file :mod:`~loom_nb.chat.store`, the answer
+indexer :mod:`~loom_nb.chat.answers`. What stays here is the session's state and the turn's steps.
 
-Size: the session's state and its file (open, save, close), the turn's steps in order, the
-history's summaries and the answer indexer.
+Size: the session's state (open, save, close), the turn's steps in order, the history's
+summaries and the repo-map zone.
 """
 
 from __future__ import annotations
@@ -54,28 +54,26 @@ from typing import Any, Callable
 
 from .planner import Message, plan_turn, window_history
 from .transaction import GraphCheckpoint
-from ..core.classify import classify
 from ..core.budget import Zones
 from ..core.display import Displayable
 from ..core.prompt_safety import escape_path
 from ..core.query import Query
 from .accounting import AccountingTable, accounting_figure  # noqa: F401 - importable from here as before
 from .conversation import FOLLOW_UP_TEXT_MAX, MARKER, Conversation  # noqa: F401 - importable from here as before
+from .answers import index_answer
 from .decisions import DecisionGraph
 from .history import extractive_summary
+from .store import CHAT_FILE, CHAT_SCHEMA, read_chat, write_chat  # noqa: F401 - importable from here as before
 from .turns import ZONE_COLOURS, ChatCall, Turn  # noqa: F401
-from ..core.engine import MAX_ADD_CHARS, Loom
+from ..core.engine import Loom
 from ..core.errors import LoomError, OllamaUnavailableError, SessionFormatError
 from ..ollama.probe import probe_ollama  # noqa: F401 - importable from here as before
 from ..ollama import Timeouts, WatchedStream, ollama_client, watched_call
 from ..core.pack import MESSAGE_OVERHEAD
-from ..core.store import atomic_write_text
 from ..core.tokens import ContextWindow, count_tokens, parse_show, truncate_to_tokens
 
 log = logging.getLogger(__name__)
 
-CHAT_FILE = "chat.json"
-CHAT_SCHEMA = "loom-nb.chat/1"
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a careful assistant in a local chat. Each question comes with a context manifest "
@@ -195,7 +193,7 @@ class Session(Displayable):
         session's workspace root, as in :meth:`Loom.open`.
         """
         folder = Path(folder)
-        state = _read_chat(folder)  # a broken chat.json fails before anything else is read
+        state = read_chat(folder)  # a broken chat.json fails before anything else is read
         decisions = DecisionGraph.load(folder)
         model = model or (state or {}).get("model")
         if not model:
@@ -237,13 +235,10 @@ class Session(Displayable):
             raise LoomError("this session has no folder: open it with Session.open(folder, ...)")
         self.loom.save()
         self.decisions.save(self.folder)
-        state = {
-            "schema": CHAT_SCHEMA, "model": self.model, "messages": [asdict(m) for m in self.messages],
+        return write_chat(self.folder, {
+            "model": self.model, "messages": [asdict(m) for m in self.messages],
             "turns": [t.to_dict() for t in self.turns], "summaries": self.summaries, "summarised": self._summarised,
-        }
-        path = self.folder / CHAT_FILE
-        atomic_write_text(path, json.dumps(state, indent=1, ensure_ascii=False))
-        return path
+        })
 
     def wait(self) -> None:
         """Wait for the post-processing indexer (if a turn's answer is still being indexed)."""
@@ -435,17 +430,7 @@ class Session(Displayable):
 
     def _index_answer(self, turn: Turn, message: Message) -> None:
         """The post-processing indexer: the answer becomes nodes, then the session is saved."""
-        if message.content.strip():
-            answer = message.content
-            if len(answer) > MAX_ADD_CHARS:  # a runaway answer: its start is kept, the rest is in chat.json
-                log.warning("turn %d: the answer has %d characters; indexing the first %d", turn.number, len(answer), MAX_ADD_CHARS)
-                answer = answer[:MAX_ADD_CHARS]
-            kind = classify(answer, self.loom.graph.config).kind
-            added = self.loom.add(answer, type="output" if kind in ("code", "pasted_data", "logs") else "analysis",
-                                  source=f"model:{self.model}", reason=f"answer to turn {turn.number}",
-                                  meta={"turn": turn.number})
-            message.node_ids = added.ids
-            turn.answer_nodes = added.ids
+        index_answer(self.loom, self.model, turn, message)
         if self.folder is not None:
             self._save()
 
@@ -535,19 +520,3 @@ class Session(Displayable):
         head = esc(str(self).splitlines()[0])
         return (f"<div class='loom-session'><b>{head}</b><table><tr><th>turn</th><th>role</th>"
                 f"<th>message</th><th>nodes</th></tr>{rows}</table></div>")
-
-
-def _read_chat(folder: Path) -> dict[str, Any] | None:
-    path = folder / CHAT_FILE
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SessionFormatError(path, f"not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema") != CHAT_SCHEMA:
-        raise SessionFormatError(path, f"not a loom-nb chat (expected schema {CHAT_SCHEMA!r})")
-    for key in ("messages", "turns", "summaries", "summarised"):
-        if key not in data:
-            raise SessionFormatError(path, f"missing {key!r}")
-    return data
