@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .analysis import STOPWORDS, _query_terms, _stem, _token_terms, split_identifier, terms  # noqa: F401
+from .analysis import STOPWORDS, _query_terms, split_identifier, terms  # noqa: F401 - the analysis names, importable from here as before
 from .paths import (  # noqa: F401 - the path signals, importable from here as before
     BASENAME_SCORE,
     CODE_EXTENSIONS,

@@ -60,7 +60,7 @@ import numpy as np
 
 from ..core.config import SIGNALS, LoomConfig
 from ..core.errors import LoomError
-from .baselines import WINDOW_LINES, _Window, _Workspace, run_baseline  # noqa: F401 - importable from here, as before
+from .baselines import WINDOW_LINES, _Workspace, run_baseline  # noqa: F401 - importable from here, as before
 from .cases import Case, load_cases, parse_case  # noqa: F401
 from .metrics import Gold, Loaded, Metrics, _overlaps, char_span_lines, grade  # noqa: F401
 
