@@ -141,6 +141,26 @@ def test_descending_score_until_the_budget_is_spent_then_smaller_nodes_still_fit
     assert lines[-1] == "[Callback retrieval: not available]"
 
 
+def test_file_spread_lets_the_next_file_in_before_more_units_of_the_first():
+    # three units of a.py score above the one unit of b.py; the budget holds two
+    def graph(spread):
+        g = LoomGraph(LoomConfig(concept_threshold=0.99, file_spread=spread), embedding_model="toy")
+        for k, (path, angle) in enumerate([("a.py", 5), ("a.py", 10), ("a.py", 15), ("b.py", 20)]):
+            g.add_content(words(100, k), np.array(unit(angle)), meta={"path": path})
+        return g
+
+    budget = manifest_fixed_tokens() + 330  # two blocks of about 157 tokens
+    by_score = decisions(run(graph(1.0), budget))
+    spread = decisions(run(graph(0.5), budget))
+    assert [n for n, d in by_score.items() if d == "loaded"] == ["n1", "n2"]
+    assert [n for n, d in spread.items() if d == "loaded"] == ["n1", "n4"]  # b.py's unit: 0.94 against a.py's second, 0.98 × 0.5
+
+
+def test_file_spread_must_be_a_share():
+    with pytest.raises(ValueError, match="file_spread"):
+        LoomConfig(file_spread=0.0)
+
+
 def spans_of(parts: list[str]) -> list[tuple[int, int]]:
     """Character spans of ``parts`` once joined with newlines."""
     spans, start = [], 0

@@ -197,6 +197,10 @@ class LoomConfig:
     budget; otherwise its summary or chunks go in, leaving room for other evidence."""
     chunk_tokens: int = 300
     """Target size of a chunk of a large node."""
+    file_spread: float = 1.0
+    """Packing visits the relevant units by score, the k-th best unit of a file (k from 0)
+    counted at ``score * file_spread ** k``: below 1, the budget spreads across files
+    instead of going to more units of the files already loaded. 1: score order alone."""
     fill_leftover: bool = False
     """In FUSED mode, fill the budget left after the relevant nodes with the next nodes by
     score (each whole, if it fits). Off by default: in a chat session a note below the
@@ -251,6 +255,8 @@ class LoomConfig:
                 raise ValueError(f"{name} must be in [-1, 1], got {getattr(self, name)!r}")
         if not 0.0 <= self.named_code_semantic <= 1.0:
             raise ValueError(f"named_code_semantic must be in [0, 1], got {self.named_code_semantic!r}")
+        if not 0.0 < self.file_spread <= 1.0:
+            raise ValueError(f"file_spread must be in (0, 1], got {self.file_spread!r}")
         if not 0.0 < self.hop_decay < 1.0:
             raise ValueError(f"hop_decay must be in (0, 1), got {self.hop_decay}")
         if self.staleness_half_life <= 0:

@@ -309,6 +309,29 @@ def best_chunks(
     return sorted(chosen), used
 
 
+def spread_across_files(rows: np.ndarray, ranking: Ranking, spread: float) -> np.ndarray:
+    """``rows`` (in score order) re-ordered by ``score * spread ** k``, where k counts the
+    better-scored rows of the same file before each one; rows with no file keep k = 0.
+
+    >>> from types import SimpleNamespace
+    >>> r = SimpleNamespace(scores=np.array([0.9, 0.8, 0.7, 0.6]), file_index=np.array([0, 0, 0, 1]))
+    >>> spread_across_files(np.array([0, 1, 2, 3]), r, 0.5).tolist()   # 0.9, 0.4, 0.175, 0.6
+    [0, 3, 1, 2]
+    """
+    if spread >= 1.0 or ranking.file_index is None or rows.size < 2:
+        return rows
+    files = ranking.file_index[rows]
+    by_file = np.argsort(files, kind="stable")  # score order kept within each file
+    sorted_files = files[by_file]
+    starts = np.flatnonzero(np.r_[True, sorted_files[1:] != sorted_files[:-1]])
+    counts = np.diff(np.r_[starts, sorted_files.size])
+    k = np.empty(rows.size, dtype=float)
+    k[by_file] = np.arange(rows.size) - np.repeat(starts, counts)
+    k[files < 0] = 0.0
+    keys = ranking.scores[rows] * spread ** k
+    return rows[np.argsort(-keys, kind="stable")]
+
+
 class Visit(NamedTuple):
     """What the packer did with one node: the decision, why, the tokens it cost, and the
     chunk spans it loaded (for a *chunk* decision)."""
@@ -332,7 +355,7 @@ class _Packer:
         self.graph, self.ranking, self.budget, self.mode = graph, ranking, budget, mode
         self.query_vector, self.config = query_vector, config
         self.ids, self.tokens, order = ranking.node_ids, ranking.tokens, ranking.order
-        self.relevant_order = order[ranking.relevant[order]]
+        self.relevant_order = spread_across_files(order[ranking.relevant[order]], ranking, config.file_spread)
         self.relevant_count = int(self.relevant_order.size)
         # the walk: relevant nodes first; then, to fill what is left, the others in score order
         fill = config.fill_leftover and mode.item_limit is None and mode.token_cap is None

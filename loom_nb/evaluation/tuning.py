@@ -50,6 +50,7 @@ DEFAULT_SPACE: dict[str, tuple] = {
     "large_node_tokens": (600, 1200, 2400),
     "relevance_margin": (None, 0.1, 0.2, 0.3),
     "named_code_semantic": (0.25, 0.5, 0.75, 1.0),
+    "file_spread": (0.99, 0.995, 1.0),
     "bare_below": (0.0, 0.2, 0.3),
     "fast_below": (0.0, 0.3, 0.45, 0.6),
     "bare_item_limit": (None, 3, 8),

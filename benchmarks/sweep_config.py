@@ -1,0 +1,73 @@
+"""One configuration field swept through the default path: line and gold-file recall per value.
+
+A script that prints figures, not a test. Each case is indexed (or opened from ``--cache``)
+and ranked once, then packed under every value, as ``loom-nb tune`` evaluates a candidate
+(:class:`loom_nb.evaluation.tuning.Prepared`): the call is ``Loom.query``'s, with the mode
+``auto`` picks. The value of the default config reproduces the ``loom`` rows of
+``bench_quality.py``. Used for the options that were measured and not made defaults
+(``file_spread``, ``named_code_semantic``; benchmarks/README.md)::
+
+    .venv/bin/python benchmarks/sweep_config.py file_spread 1,0.995,0.99,0.98 \\
+        build/mined/gin.jsonl build/mined/caddy.jsonl --cache build/eval-cache
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from loom_nb.core.config import LoomConfig  # noqa: E402
+from loom_nb.evaluation.run import Workbench, load_cases  # noqa: E402
+from loom_nb.evaluation.tuning import get_param, prepare, set_params  # noqa: E402
+
+
+def parse_value(text: str):
+    """``"none"`` → None, else an int or a float."""
+    if text.lower() == "none":
+        return None
+    return int(text) if text.lstrip("-").isdigit() else float(text)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("param", help="a LoomConfig field, or weights.<signal>")
+    parser.add_argument("values", help="comma-separated values")
+    parser.add_argument("cases", nargs="+", type=Path)
+    parser.add_argument("--budgets", default="4000,8000,16000")
+    parser.add_argument("--cache", type=Path, default=None, help="indexed workspaces kept between runs")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    values = [parse_value(v) for v in args.values.split(",")]
+    budgets = [int(b) for b in args.budgets.split(",")]
+    bench = Workbench(cache_dir=args.cache)
+    print(f"{args.param}: default {get_param(LoomConfig(), args.param)!r}; line recall / gold-file recall at {budgets}")
+    out: dict = {}
+    for path in args.cases:
+        cases, _ = load_cases(path)
+        started = time.perf_counter()
+        prepared = prepare(cases, bench)
+        for value in values:
+            config = set_params(LoomConfig(), {args.param: value})
+            row = {}
+            for budget in budgets:
+                graded = [p.run(config, budget) for p in prepared]
+                row[budget] = [round(float(np.mean([getattr(g, m) or 0.0 for g in graded])), 3) for m in ("line_recall", "file_recall")]
+            out.setdefault(path.stem, {})[str(value)] = row
+            print(f"{path.stem:10} {value!s:>8}  " + "   ".join(f"{row[b][0]:.3f} / {row[b][1]:.3f}" for b in budgets), flush=True)
+        for p in prepared:
+            bench.release(p.case)
+        print(f"{path.stem}: {len(cases)} cases, {time.perf_counter() - started:.0f} s", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+    return out
+
+
+if __name__ == "__main__":
+    main()
