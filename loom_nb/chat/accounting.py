@@ -3,11 +3,10 @@ reported, the output, and the reserve, as a table and a plotly figure."""
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.display import Displayable
+from ..core.display import TABLE_STYLE, Displayable, html_table
 from ..core.errors import LoomError
 
 
@@ -31,12 +30,7 @@ class AccountingTable(Displayable):
     def _repr_html_(self) -> str:
         if not self.rows:
             return "<i>no turns yet</i>"
-        head = "".join(f"<th>{html.escape(k)}</th>" for k in self.rows[0])
-        body = "".join(
-            "<tr>" + "".join(f"<td>{'-' if v is None else html.escape(str(v))}</td>" for v in r.values()) + "</tr>"
-            for r in self.rows
-        )
-        return f"<table class='loom-accounting'><tr>{head}</tr>{body}</table>"
+        return TABLE_STYLE + html_table(list(self.rows[0]), [["-" if v is None else v for v in r.values()] for r in self.rows])
 
     def to_frame(self):
         """The rows as a pandas DataFrame indexed by turn (needs pandas)."""

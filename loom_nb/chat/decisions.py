@@ -27,7 +27,6 @@ Examples
 
 from __future__ import annotations
 
-import html
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ from typing import Any
 
 import networkx as nx
 
-from ..core.display import Displayable
+from ..core.display import TABLE_STYLE, Displayable, html_table
 from ..core.errors import LoomError, SessionFormatError, UnknownNodeError
 from ..core.store import atomic_write_text
 from ..core.tokens import count_tokens
@@ -248,19 +247,9 @@ class DecisionGraph(Displayable):
         return f"<DecisionGraph: {len(self.nodes)} nodes, {len(self.edges)} edges>"
 
     def _repr_html_(self) -> str:
-        esc = html.escape
-        rows = "".join(
-            f"<tr><td>{esc(n.id)}</td><td>{esc(n.type)}</td><td>{esc(n.status)}</td><td>{esc(n.title)}</td>"
-            f"<td>{'' if n.confidence is None else n.confidence}</td><td>{n.turn}</td></tr>"
-            for n in self.nodes.values()
-        )
-        edges = "".join(
-            f"<tr><td>{esc(e.source)}</td><td>{esc(e.type)}</td><td>{esc(e.target)}</td><td>{esc(e.rationale)}</td></tr>"
-            for e in self.edges
-        )
-        return (
-            f"<div class='loom-decisions'><b>Decision graph</b>: {len(self.nodes)} nodes, {len(self.edges)} edges"
-            "<table><tr><th>id</th><th>type</th><th>status</th><th>title</th><th>confidence</th><th>turn</th></tr>"
-            f"{rows}</table><table><tr><th>from</th><th>edge</th><th>to</th><th>rationale</th></tr>{edges}</table></div>"
-        )
+        nodes = html_table(["id", "type", "status", "title", "confidence", "turn"],
+                           [[n.id, n.type, n.status, n.title, n.confidence, n.turn] for n in self.nodes.values()])
+        edges = html_table(["from", "edge", "to", "rationale"], [[e.source, e.type, e.target, e.rationale] for e in self.edges])
+        return (f"{TABLE_STYLE}<div class='loom-decisions'><b>Decision graph</b>: {len(self.nodes)} nodes, "
+                f"{len(self.edges)} edges{nodes}{edges}</div>")
 

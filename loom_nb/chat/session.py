@@ -55,7 +55,7 @@ from typing import Any, Callable
 from .planner import Message, plan_turn, window_history
 from .transaction import GraphCheckpoint
 from ..core.budget import Zones
-from ..core.display import Displayable
+from ..core.display import TABLE_STYLE, Displayable, html_table
 from ..core.prompt_safety import escape_path
 from ..core.query import Query
 from .accounting import AccountingTable, accounting_figure  # noqa: F401 - importable from here as before
@@ -511,12 +511,6 @@ class Session(Displayable):
         return f"<Session {self.model}: {len(self.turns)} turns>"
 
     def _repr_html_(self) -> str:
-        esc = html.escape
-        rows = "".join(
-            f"<tr><td>{m.turn}</td><td>{esc(m.role)}</td><td style='text-align:left;white-space:pre-wrap'>"
-            f"{esc(m.content[:600])}</td><td>{esc(', '.join(m.node_ids))}</td></tr>"
-            for m in self.messages
-        )
-        head = esc(str(self).splitlines()[0])
-        return (f"<div class='loom-session'><b>{head}</b><table><tr><th>turn</th><th>role</th>"
-                f"<th>message</th><th>nodes</th></tr>{rows}</table></div>")
+        table = html_table(["turn", "role", "message", "nodes"],
+                           [[m.turn, m.role, m.content[:600], ", ".join(m.node_ids)] for m in self.messages])
+        return f"{TABLE_STYLE}<div class='loom-session'><b>{html.escape(str(self).splitlines()[0])}</b>{table}</div>"

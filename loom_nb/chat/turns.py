@@ -7,7 +7,7 @@ import html
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..core.display import Displayable
+from ..core.display import TABLE_STYLE, Displayable, html_table
 from ..core.engine import QueryResult
 
 
@@ -104,11 +104,11 @@ class Turn(Displayable):
     def _repr_html_(self) -> str:
         esc = html.escape
         head = esc(str(self).splitlines()[0])
-        zones = "".join(f"<tr><td style='text-align:left'>{esc(k)}</td><td>{v:,}</td></tr>" for k, v in self.zones.items())
+        zones = html_table(["zone", "tokens"], [[k, f"{v:,}"] for k, v in self.zones.items()])
         callbacks = "".join(f"<li>{esc(cb['node_id'])} ({esc(cb['via'])}): {esc(cb['status'])}</li>" for cb in self.callbacks)
         return (
-            f"<div class='loom-turn'><b>{head}</b>{self.zones_html()}"
-            f"<details><summary>zones</summary><table>{zones}</table></details>"
+            f"{TABLE_STYLE}<div class='loom-turn'><b>{head}</b>{self.zones_html()}"
+            f"<details><summary>zones</summary>{zones}</details>"
             f"<div>loaded: {esc(', '.join(self.loaded)) or 'nothing'}</div>"
             + (f"<div>callbacks:<ul>{callbacks}</ul></div>" if callbacks else "")
             + f"<details><summary>answer</summary><pre style='white-space:pre-wrap'>{esc(self.answer)}</pre></details></div>"

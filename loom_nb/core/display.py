@@ -19,7 +19,32 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Callable
 
-__all__ = ["Displayable", "register_html", "register_text", "render_html", "render_text"]
+__all__ = ["Displayable", "TABLE_STYLE", "html_table", "register_html", "register_text", "render_html", "render_text"]
+
+TABLE_STYLE = ("<style>table.loom-t{border-collapse:collapse;font-size:12px;margin:4px 0}"
+               "table.loom-t td,table.loom-t th{padding:1px 8px 1px 0;text-align:left;vertical-align:top}</style>")
+"""One small style block per view (every view is self-contained, in a notebook or a page)."""
+
+
+def html_table(head: list[str], rows, *, raw: bool = False) -> str:
+    """A ``loom-t`` table: every header and cell escaped (None shows empty), unless ``raw``
+    says the cells are HTML already escaped by the caller.
+
+    The one place the engine's types and the views write a table, so escaping is never
+    left to each call.
+
+    >>> html_table(["id", "title"], [["n1", "<b>x</b>"], ["n2", None]])
+    "<table class='loom-t'><thead><tr><th>id</th><th>title</th></tr></thead><tbody><tr><td>n1</td><td>&lt;b&gt;x&lt;/b&gt;</td></tr><tr><td>n2</td><td></td></tr></tbody></table>"
+    """
+    def cell(value: Any) -> str:
+        if raw:
+            return str(value)
+        return "" if value is None else escape(str(value))
+
+    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>" for row in rows)
+    return f"<table class='loom-t'><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
 
 _HTML: dict[type, Callable[[Any], str]] = {}
 _TEXT: dict[type, Callable[[Any], str]] = {}

@@ -49,18 +49,27 @@ class IndexReport(Displayable):
 
     root: Path
     files_seen: int = 0
+    """Files the walk accepted under the root (indexed or unchanged); skipped ones are apart."""
     files_indexed: int = 0
+    """Files parsed into units this run: new, or changed since the last index."""
     files_unchanged: int = 0
+    """Files whose units were kept as they were (git, then size / mtime / hash said so)."""
     files_removed: int = 0
+    """Files gone since the last index; their units were removed."""
     files_skipped: int = 0
+    """Files the walk left out (binary, too large, unreadable); :attr:`skipped_reasons` says why."""
     nodes_added: int = 0
     nodes_removed: int = 0
     texts_embedded: int = 0
+    """Unit and chunk texts the embedder computed; those it had seen came from its cache."""
     parse_errors: int = 0
+    """Files whose outline reported a parse error (they are still cut into units)."""
     concepts: int = 0
     structure_edges: int = 0
+    """Import and reference edges between units after this run."""
     seconds: float = 0.0
     git: bool = False
+    """Whether change detection asked git first."""
     skipped_reasons: dict[str, int] = field(default_factory=dict)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from ..core.config import SIGNALS
+from ..core.display import TABLE_STYLE, html_table
 from .text import clip
 
 __all__ = ["COLOURS", "classification_html", "concept_html", "content_html", "escape", "loom_html", "node_html", "result_html"]
@@ -40,16 +41,12 @@ def result_html(result) -> str:
     )
 
 
-STYLE = ("<style>table.loom-t{border-collapse:collapse;font-size:12px;margin:4px 0}"
-         "table.loom-t td,table.loom-t th{padding:1px 8px 1px 0;text-align:left;vertical-align:top}</style>")
-"""One small style block per view (every view is self-contained, in a notebook or a page)."""
+STYLE = TABLE_STYLE
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
     """Rows of cells that are already HTML (each value escaped by the caller)."""
-    th = "".join(f"<th>{escape(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table class='loom-t'><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    return html_table(head, rows, raw=True)
 
 
 def _facts(pairs: list[tuple[str, str]]) -> str:
