@@ -6,7 +6,6 @@ the assertions are what a reader gets by reading the input line by line.
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -308,14 +307,11 @@ def test_crlf_line_endings():
     assert parts[1].text == LOG
 
 
-def test_one_megabyte_single_line_is_fast():
-    classify("Warm up textstat's hyphenation dictionary, which loads once.")
+def test_one_megabyte_single_line_is_one_prose_segment():
     text = "a" * 1_000_000
-    start = time.perf_counter()
     c = classify(text)
     parts = split_input(text)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0  # ~0.3 s here; generous for slow CI machines
+    assert len(parts) == 1
     assert c.kind == "simple_query"
     assert kinds(c.segments) == [("prose", 1, 1)]
     assert len(parts) == 1 and len(parts[0].text) == 1_000_000

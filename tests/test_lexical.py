@@ -4,7 +4,6 @@ path mentions and tags."""
 import io
 import math
 import random
-import time
 
 import numpy as np
 import pytest
@@ -374,13 +373,13 @@ def test_tagged_mask_folder_and_file():
 # -- scale -----------------------------------------------------------------------------------------
 
 
-def test_query_time_at_50k_rows():
+def test_fifty_thousand_rows_score_after_the_delta_postings_merge():
+    # the time this takes is benchmarks/bench_engine.py's (lexical signals run in its 50k query)
     rng = np.random.default_rng(0)
     vocab = [f"w{i}x" for i in range(5000)]
     n = 50_000
     words = rng.zipf(1.3, size=(n, 24)) % len(vocab)
     index = LexicalIndex()
-    start = time.perf_counter()
     for row in range(n):
         w = words[row]
         index.add(
@@ -391,17 +390,9 @@ def test_query_time_at_50k_rows():
                 "content": " ".join(vocab[i] for i in w[4:]),
             },
         )
-    build = time.perf_counter() - start
-    start = time.perf_counter()
-    index.score(vocab[3], n)  # the first query merges the delta postings
-    first = time.perf_counter() - start
+    first = index.score(vocab[3], n)  # the first query merges the delta postings
     query = " ".join(vocab[i] for i in (1, 2, 17, 250, 4000))  # common to rare terms
-    timings = []
-    for _ in range(5):
-        start = time.perf_counter()
-        scores = index.score(query, n)
-        timings.append(time.perf_counter() - start)
-    best = min(timings)
-    print(f"\n50k rows: build {build:.2f} s, first query (merge) {first * 1000:.0f} ms, 5-term query {best * 1000:.2f} ms")
-    assert scores.shape == (n,) and (scores > 0).any()
-    assert best < 0.2
+    scores = index.score(query, n)
+    assert first.shape == scores.shape == (n,)
+    assert (scores > 0).any() and (first > 0).any()
+    assert index.score(query, n).tolist() == scores.tolist()  # merged once; the same answer again

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -366,17 +365,15 @@ def test_empty_and_odd_text_never_raise(language):
         skeleton(odd, o)
 
 
-def test_large_file_is_fast():
+def test_a_five_thousand_line_file_outlines_every_symbol():
+    # its speed is a benchmark's business (benchmarks/bench_index.py), not a unit test's
     parts = [f"def f{i}(a, b):\n    '''Doc {i}.'''\n    x = g{i}(a)\n    return h(x, b)\n\n"
              for i in range(1000)]
     text = "".join(parts)
     assert text.count("\n") == 5000
-    start = time.perf_counter()
     o = outline("big.py", text, "python")
-    elapsed = time.perf_counter() - start
     assert len(o.symbols) == 1000 and o.symbols[-1].end_line == 4999
     assert o.symbols[10].references == ("g10", "h")
-    assert elapsed < 0.5, elapsed
 
 
 def test_skeleton_lists_signatures_not_bodies():
