@@ -9,6 +9,7 @@ The public API is this flat namespace; the modules behind it are implementation.
 """
 
 from .core.classify import Classification, Segment, classify, split_input
+from .core.concepts import ConceptQuality
 from .core.config import SIGNALS, LoomConfig, Weights
 from .core.query import Query
 from .chat.decisions import DecisionGraph
@@ -49,6 +50,7 @@ __all__ = [
     "CachedEmbedder",
     "Classification",
     "ConceptNode",
+    "ConceptQuality",
     "ContentNode",
     "ContextWindow",
     "DecisionGraph",

@@ -84,6 +84,9 @@ def build_session(sample: Path, out: Path, embedder: Embedder | None = None, *, 
         for node, link in zip(result.nodes, result.links):
             if verbose:
                 print(f"  {node.id:<4} {node.type:<9} {node.tokens:>5} tok  {item['file']}: {link}")
+    quality = loom.rebuild_concepts()  # added one by one; as a whole they make topics
+    if verbose:
+        print(f"  concepts rebuilt: {quality}")
     return loom
 
 
@@ -138,9 +141,9 @@ def open_sample(name: str = "auth-debugging", *, copy: bool = True, embedder: Em
     --------
     >>> loom = open_sample("sourdough-notes")
     >>> loom.graph.counts()
-    {'concepts': 15, 'content': 20, 'edges': 28}
-    >>> print(loom.view("c7").__str__().splitlines()[0])
-    Concept c7: bulk fermentation dough
+    {'concepts': 3, 'content': 20, 'edges': 23}
+    >>> print(loom.view("c22").__str__().splitlines()[0])
+    Concept c22: loaf oven dough
     """
     folder = _sample_dir(name)
     if not (folder / "graph.json").is_file():

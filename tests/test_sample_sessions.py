@@ -42,7 +42,7 @@ def test_a_sample_is_a_ready_minilm_session(name):
     assert loom.embedder.model_id == "all-MiniLM-L6-v2"
     assert loom.folder is None  # read in place: save() cannot write back into the sample
     counts = loom.graph.counts()
-    assert counts["content"] >= 10 and counts["concepts"] >= 5
+    assert counts["content"] >= 10 and 2 <= counts["concepts"] <= counts["content"] / 3  # topics, not one per node
     for node in loom.graph.content_nodes():  # every text is there and, for references, fresh
         assert loom.text(node.id)
 

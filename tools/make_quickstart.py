@@ -24,8 +24,9 @@ cells = [
         "## Adding text\n\n"
         "`add` classifies the input without calling a model. A question followed by a pasted log is split into\n"
         "two content nodes, so that later queries can load the question without the log, or the log without the\n"
-        "question. Each node is linked to every concept at or above the threshold (0.8), or founds a new\n"
-        "concept; the closest concept below the threshold is recorded as the *near miss*."
+        "question. Each node is linked to every concept at or above the threshold (calibrated for the embedder:\n"
+        "0.7 for MiniLM), or founds a new concept; the closest concept below the threshold is recorded as the\n"
+        "*near miss*."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
@@ -203,11 +204,21 @@ cells = [
         "notes"
     ),
     new_markdown_cell(
-        "The notes were linked at a concept threshold of 0.6 (MiniLM scores notes on one topic 0.5–0.7 to\n"
-        "each other). A concept is an index entry, never sent to the model; its view lists the content\n"
-        "linked to it, with the cosine stored at link time, and its neighbour concepts."
+        "Once every note was in, the sample rebuilt its concepts as topics (`notes.rebuild_concepts()`):\n"
+        "communities of the note vectors, each named by the terms that set its notes apart from the\n"
+        "others. `concept_quality()` says whether they are topics: how many, how large, and how much closer\n"
+        "notes are to the notes of their own concept than to the others (the mean cosines)."
     ),
-    new_code_cell("# NBVAL_CHECK_OUTPUT\nnotes.view('c7')"),
+    new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(notes.concept_quality())"),
+    new_markdown_cell(
+        "A concept is an index entry, never sent to the model. The view of the bulk-fermentation note's\n"
+        "concept lists the content linked to it, with each link's cosine, and its neighbour concepts."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "concept_id, _ = notes.graph.concepts_of('n8')[0]\n"
+        "notes.view(concept_id)"
+    ),
     new_markdown_cell(
         "A content node's view: provenance, staleness (the signal decays by half every 8 turns unused),\n"
         "its concepts, the *near miss* (the closest concept below the threshold) and a preview."

@@ -136,10 +136,15 @@ class LoomConfig:
     weights: Weights = field(default_factory=Weights)
 
     # -- graph (seed 000 §4) -------------------------------------------------------------
-    concept_threshold: float = 0.8
-    """Link content to every concept at or above this cosine; else create a concept.
-    0.8 is seed 000 §4.3's starting hypothesis. With all-MiniLM-L6-v2 paraphrases score
-    0.6–0.8, so 0.8 makes many small concepts; lower it to merge topics."""
+    concept_threshold: float | None = None
+    """Link new content to every concept at or above this cosine; else create a concept.
+    None: the value calibrated for the graph's embedder (:data:`CONCEPT_THRESHOLDS`).
+    Seed 000 §4.3's 0.8 was meant for another embedder: with all-MiniLM-L6-v2 paraphrases
+    score 0.6–0.8, and 0.8 founded 832 concepts for 920 units of loom-nb's code."""
+    concept_size: int = 12
+    """Members a concept has on average after :func:`~loom_nb.core.concepts.rebuild_concepts`
+    (the indexer rebuilds after each run that changes units). 12 puts loom-nb's own code
+    at about 80 concepts per 1,000 units, inside issue 15's 1 per 8."""
     concept_edge_min: float = 0.5
     """Concept–concept edges exist only at or above this cosine (keeps the graph sparse)."""
     concept_edge_k: int = 8
@@ -248,8 +253,10 @@ class LoomConfig:
     server (the issue's turn hung past 60 s with nothing to show for it)."""
 
     def __post_init__(self) -> None:  # noqa: C901 - one range check per field, flat
-        if not 0.0 <= self.concept_threshold <= 1.0:
-            raise ValueError(f"concept_threshold must be in [0, 1], got {self.concept_threshold}")
+        if self.concept_threshold is not None and not 0.0 <= self.concept_threshold <= 1.0:
+            raise ValueError(f"concept_threshold must be None or in [0, 1], got {self.concept_threshold}")
+        if isinstance(self.concept_size, bool) or not isinstance(self.concept_size, int) or self.concept_size < 2:
+            raise ValueError(f"concept_size must be an integer >= 2, got {self.concept_size!r}")
         for name in ("relevance_floor", "concept_relevance", "lexical_relevance", "concept_edge_min"):
             if not -1.0 <= getattr(self, name) <= 1.0:  # a cosine or a normalised score
                 raise ValueError(f"{name} must be in [-1, 1], got {getattr(self, name)!r}")
@@ -287,6 +294,31 @@ class LoomConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+CONCEPT_THRESHOLDS: dict[str, float] = {
+    "all-MiniLM-L6-v2": 0.7,  # 0.715 measured
+    "hashing": 0.45,  # 0.445 measured
+}
+"""The concept threshold per embedder (model ids by prefix), calibrated from the embedder's
+own similarity distribution: on loom-nb's code after a rebuild, the cosine that 80 % of
+content nodes reach to their concept's vector (``benchmarks/bench_concepts.py`` prints
+it). A new node that close to a concept is as close as most of its members."""
+DEFAULT_CONCEPT_THRESHOLD = 0.8
+"""For an embedder with no calibrated value: seed 000 §4.3's starting hypothesis."""
+
+
+def calibrated_concept_threshold(embedding_model: str | None) -> float:
+    """:data:`CONCEPT_THRESHOLDS`' value for ``embedding_model`` (its longest matching prefix).
+
+    >>> calibrated_concept_threshold("all-MiniLM-L6-v2") == CONCEPT_THRESHOLDS["all-MiniLM-L6-v2"]
+    True
+    >>> calibrated_concept_threshold("someone-elses-model")
+    0.8
+    """
+    model = embedding_model or ""
+    matches = [key for key in CONCEPT_THRESHOLDS if model.startswith(key)]
+    return CONCEPT_THRESHOLDS[max(matches, key=len)] if matches else DEFAULT_CONCEPT_THRESHOLD
 
 
 SEED_VALUES: dict[str, Any] = {

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 import numpy as np
 
 from .classify import Classification, classify, split_input
+from .concepts import ConceptQuality, concept_quality, rebuild_concepts
 from .config import LoomConfig, Weights
 from .embedding import CachedEmbedder, Embedder
 from .errors import EmbeddingMismatchError, LoomError
@@ -556,6 +557,19 @@ class Loom(Displayable):
             ranking=ranking, packed=packed, messages=messages, seconds=time.perf_counter() - started,
             graph_counts=self.graph.counts(), request=request,
         )
+
+    # -- concepts ------------------------------------------------------------------------
+    def rebuild_concepts(self, target_size: int | None = None, *, seed: int = 0) -> ConceptQuality:
+        """Make the concept layer topics again: communities of the content vectors, about
+        ``target_size`` members each (``config.concept_size``; √n in a small session).
+        ``index()`` does this after a run that changes many units; call it after adding
+        many notes or answers, which link one by one."""
+        return rebuild_concepts(self.graph, target_size, seed=seed)
+
+    def concept_quality(self) -> ConceptQuality:
+        """How many concepts, how large, and how much closer members are to each other than
+        to other concepts' members."""
+        return concept_quality(self.graph)
 
     # -- reading -------------------------------------------------------------------------
     def node(self, node_id: str):

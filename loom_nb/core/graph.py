@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Protocol
 import networkx as nx
 import numpy as np
 
-from .config import CONTENT_TYPES, LoomConfig
+from .config import CONTENT_TYPES, LoomConfig, calibrated_concept_threshold
 from .errors import EmbeddingMismatchError, LoomError, UnknownNodeError
 from .analysis import STOPWORDS
 from .arrays import STRUCTURE_KINDS, TOKENS, TURN, TYPE, GraphArrays, VectorTable, _pair_array  # noqa: F401 - importable from here as before
@@ -137,6 +137,17 @@ class ConceptNode:
     """The content node whose text founded this concept."""
 
     kind = "concept"
+
+
+@dataclass
+class ConceptSpec:
+    """A concept to create with :meth:`LoomGraph.replace_concepts`: its name, description,
+    vector, and the content ids linked to it with their link weights."""
+
+    name: str
+    description: str
+    vector: np.ndarray
+    members: list[tuple[str, float]]
 
 
 @dataclass
@@ -437,11 +448,14 @@ class LoomGraph:
         meta: dict[str, Any] | None = None,
         node_id: str | None = None,
         fields: dict[str, str] | None = None,
+        link: bool = True,
     ) -> tuple[ContentNode, LinkReport]:
         """Add a content node and link it to concepts by threshold (seed 000 §4.3).
 
         ``fields`` are the texts lexical ranking reads (path, symbol, heading, import,
-        content); by default the node's text is its only field, "content".
+        content); by default the node's text is its only field, "content". ``link=False``
+        leaves it without concepts, for a caller that rebuilds the concept layer next
+        (:func:`loom_nb.core.concepts.rebuild_concepts`).
         """
         from .tokens import count_tokens
 
@@ -483,12 +497,12 @@ class LoomGraph:
         if summary_of is not None:
             graph.add_edge(node.id, summary_of, kind="summarizes", weight=1.0, created=node.created)
             self._summaries[summary_of] = node.id
-        node.linking = self._link(node, text, vector)
+        node.linking = self._link(node, text, vector) if link else LinkReport(threshold=self.concept_threshold)
         self._touch()
         return node, node.linking
 
     def _link(self, node: ContentNode, text: str, vector: np.ndarray) -> LinkReport:
-        threshold = self.config.concept_threshold
+        threshold = self.concept_threshold
         report = LinkReport(threshold=threshold)
         direction = node.provenance.direction
         if len(self.concept_vectors):
@@ -539,6 +553,73 @@ class LoomGraph:
             self._adjacent_weight.append(float(sims[row]))
         self._touch()
         return concept
+
+    @property
+    def concept_threshold(self) -> float:
+        """The cosine at which new content links to a concept: the config's value, or
+        when that is None the one calibrated for this graph's embedder."""
+        configured = self.config.concept_threshold
+        return configured if configured is not None else calibrated_concept_threshold(self.embedding_model)
+
+    def set_concepts(self, specs: list[ConceptSpec]) -> list[str]:
+        """Replace every concept with ``specs`` (see :func:`loom_nb.core.concepts.rebuild_concepts`)."""
+        return self.replace_concepts(list(self.concept_vectors.ids), specs)
+
+    def replace_concepts(self, old: list[str], specs: list[ConceptSpec]) -> list[str]:
+        """Remove the concepts ``old`` (their links and concept edges) and create ``specs``,
+        each joined to its ``concept_edge_k`` most similar concepts at or above
+        ``concept_edge_min``. Returns the new ids; ids are never reused."""
+        graph = self.nx
+        for concept_id in old:
+            if concept_id not in graph or graph.nodes[concept_id]["kind"] != "concept":
+                raise LoomError(f"{concept_id!r} is not a concept of this graph")
+        self._editable()
+        affected = {c for concept_id in old for c, _ in self.content_of(concept_id)}
+        affected.update(c for spec in specs for c, _ in spec.members)
+        graph.remove_nodes_from(old)
+        keep = [c for c in self.concept_vectors.ids if c not in set(old)]
+        self.concept_vectors = VectorTable.from_arrays(keep, self.concept_vectors.matrix[[self.concept_vectors.index[c] for c in keep]])
+        new_ids = []
+        for spec in specs:
+            concept = ConceptNode(id=self._new_id("concept"), name=clean_text(spec.name), description=clean_text(spec.description),
+                                  origin=spec.members[0][0] if spec.members else None)
+            graph.add_node(concept.id, kind="concept", data=concept)
+            self.concept_vectors.add(concept.id, self._check_vector(spec.vector))
+            for content_id, weight in spec.members:
+                direction = self.node(content_id).provenance.direction
+                graph.add_edge(content_id, concept.id, kind="link", weight=float(weight), direction=direction, created=concept.created)
+            new_ids.append(concept.id)
+        self._join_concepts(new_ids)
+        self._reindex_edges()
+        for content_id in affected:
+            self._relink_record(self.node(content_id))
+        self._touch()
+        return new_ids
+
+    def _relink_record(self, node: ContentNode) -> None:
+        """``node.linking`` as a reload would show it: its current links, strongest first,
+        and a founded or near-missed concept only while that concept exists."""
+        before = node.linking or LinkReport(threshold=self.concept_threshold)
+        linked = sorted(self.concepts_of(node.id), key=lambda cw: (-cw[1], int(cw[0][1:]) if cw[0][1:].isdigit() else 0))
+        near = before.near_miss if before.near_miss and before.near_miss[0] in self._nx else None
+        created = before.created if before.created in self._nx else None
+        node.linking = LinkReport(before.threshold, linked, created, near)
+
+    def _join_concepts(self, concept_ids: list[str]) -> None:
+        """Concept–concept edges from each of ``concept_ids`` to its nearest concepts."""
+        if not concept_ids or len(self.concept_vectors) < 2:
+            return
+        matrix, index = self.concept_vectors.matrix, self.concept_vectors.index
+        rows = np.array([index[c] for c in concept_ids])
+        sims = matrix[rows] @ matrix.T
+        sims[np.arange(rows.size), rows] = -np.inf
+        k = min(self.config.concept_edge_k, sims.shape[1] - 1)
+        top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        ids = self.concept_vectors.ids
+        for r, row in enumerate(rows):
+            for col in top[r]:
+                if sims[r, col] >= self.config.concept_edge_min:
+                    self._nx.add_edge(ids[row], ids[col], kind="concept", weight=float(sims[r, col]), created=utc_now())
 
     def remove(self, node_id: str) -> None:
         """Remove a content node; concepts left with no content are removed too."""
@@ -788,7 +869,7 @@ class LoomGraph:
         c = self.counts()
         return (
             f"LoomGraph({c['concepts']} concepts, {c['content']} content nodes, {c['edges']} edges, "
-            f"model={self.embedding_model!r}, threshold={self.config.concept_threshold})"
+            f"model={self.embedding_model!r}, threshold={self.concept_threshold})"
         )
 
 

@@ -409,6 +409,24 @@ class LexicalIndex:
 
     # -- persistence -----------------------------------------------------------------------
 
+    @property
+    def vocabulary(self) -> list[str]:
+        """Every term id's text (ids index this list)."""
+        return self._terms
+
+    def row_terms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The row × term counts, summed over fields, as three arrays ``(rows, term_ids,
+        counts)``: what topic naming reads (:func:`loom_nb.core.concepts.distinctive_terms`)."""
+        self.compact()
+        base = self._base
+        if not len(base):
+            empty = np.zeros(0, np.int64)
+            return empty, empty, np.zeros(0)
+        rows = self._slot_row[base.slot]
+        key, inverse = np.unique(rows * len(self._terms) + base.term, return_inverse=True)
+        counts = np.bincount(inverse.reshape(-1), weights=base.tf)
+        return key // len(self._terms), key % len(self._terms), counts
+
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Everything needed to rebuild the index, as plain numpy arrays (``np.savez``-safe).
 

@@ -28,6 +28,7 @@ from ..core.tokens import count_tokens_many, truncate_to_tokens
 from .git import changed_since, dirty_files, head_commit
 from .symbols import outline
 from .units import EMBED_TOKENS, Unit, file_units
+from ..core.concepts import LAYER_VERSION, rebuild_concepts
 from ..core.display import Displayable
 from .walk import WalkLimits, read_text, walk_workspace
 
@@ -204,6 +205,9 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
         vectors[start : start + EMBED_BATCH] = loom.embedder.embed(pieces[start : start + EMBED_BATCH])
     report.texts_embedded = loom.embedder.misses - misses_before
 
+    # many new units: add them unlinked and rebuild the concept layer once at the end;
+    # a few: link them by threshold to the concepts there are (issue 15)
+    rebuild = needs_concept_rebuild(graph, added=len(all_units), removed=len(doomed))
     position = 0
     for path, language, text, units in units_by_file:
         ids = []
@@ -227,6 +231,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
                 chunks=spans,
                 chunk_vectors=chunk_vecs,
                 fields=unit.fields(),
+                link=not rebuild,
                 meta={
                     "path": unit.path,
                     "language": language,
@@ -258,10 +263,27 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     else:
         report.structure_edges = graph.structure_count
     graph.lexical.compact()
+    if rebuild:
+        rebuild_concepts(graph)
     report.concepts = len(graph.concept_vectors)
     report.seconds = time.perf_counter() - started
     log.info("%s", report)
     return report
+
+
+REBUILD_SHARE = 0.2
+"""An index run that adds or removes at least this share of the units rebuilds the concept
+layer; a smaller refresh links its new units to the concepts there are."""
+
+
+def needs_concept_rebuild(graph, *, added: int, removed: int) -> bool:
+    """Called after the run's removals, before its additions: whether its changes call for :func:`rebuild_concepts` (see :data:`REBUILD_SHARE`),
+    or the graph's concepts were never rebuilt as communities."""
+    after = len(graph.content_vectors) + added  # the removed units are gone already
+    layer = graph.metadata.get("concepts", {})
+    if (layer.get("method"), layer.get("version")) != ("communities", LAYER_VERSION):
+        return after > 0
+    return added + removed >= REBUILD_SHARE * max(after, 1)
 
 
 # -- structure: imports and references -------------------------------------------------------

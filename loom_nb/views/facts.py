@@ -152,7 +152,7 @@ def session_facts(loom, top: int = 8) -> SessionFacts:
     largest = sorted(nodes, key=lambda n: -n.tokens)[:top]
     return SessionFacts(
         where=str(loom.folder) if loom.folder else "in memory", counts=g.counts(), embedder=loom.embedder.model_id,
-        threshold=g.config.concept_threshold, turn=g.turn, types=dict(sorted(Counter(n.type for n in nodes).items())),
+        threshold=g.concept_threshold, turn=g.turn, types=dict(sorted(Counter(n.type for n in nodes).items())),
         concepts=concepts, largest=[Related(n.id, n.title, float(n.tokens), n.type) for n in largest],
         concepts_total=len(sizes),
     )

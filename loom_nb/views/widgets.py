@@ -35,7 +35,7 @@ def threshold_preview(loom, threshold: float) -> str:
     """
     graph = loom.graph
     vectors = graph.concept_vectors.matrix
-    current = graph.config.concept_threshold
+    current = graph.concept_threshold
     lines = [f"threshold {threshold:.2f} (current {current:.2f})"]
     if len(vectors) > 1:
         sims = vectors @ vectors.T
@@ -72,7 +72,7 @@ class WeightTuner:
         }
         self.floor = widgets.FloatSlider(value=config.relevance_floor, min=0.0, max=0.8, step=0.02,
                                          description="relevance floor", continuous_update=False, style=style)
-        self.threshold = widgets.FloatSlider(value=config.concept_threshold, min=0.3, max=1.0, step=0.01,
+        self.threshold = widgets.FloatSlider(value=loom.graph.concept_threshold, min=0.3, max=1.0, step=0.01,
                                              description="concept threshold", continuous_update=False, style=style)
         self.mode = widgets.Dropdown(options=["auto", "bare", "fast", "fused"], value=mode, description="mode", style=style)
         self.budget = widgets.IntSlider(value=budget or 4000, min=200, max=32000, step=200, description="budget",
