@@ -68,8 +68,11 @@ class Weights:
     provenance: float = 0.6
     """Analysis and output are denser per token than raw input; program code above tests and
     prose (seed: Medium, 0.15; tuned 0.6: the strongest weight)."""
-    density: float = 0.1
-    """Links to several query-relevant concepts (seed: Low-Medium, 0.1; kept)."""
+    density: float = 0.0
+    """Links to several query-relevant concepts and relevant structural neighbours (seed:
+    Low-Medium, 0.1). With concepts as topics (issue 15) it was measured again at 0, 0.05 and
+    0.1 (benchmarks/README.md): 0 was best on all six mined sets and the follow-ups (at 0.1:
+    caddy −0.030 at 8k, fastapi −0.035 at 16k), and lost 0.027 on the self set at 4k only."""
     terms: float = 0.25
     """Query terms in path / symbol / heading / import / content, BM25F (seed 004; kept)."""
     path_mention: float = 0.15
