@@ -174,3 +174,42 @@ def test_rows_stay_aligned_through_adds_removes_and_a_round_trip(tmp_path):
         assert g.nx.has_edge(a.content_ids[c], a.concept_ids[k])
     r = rank(g, np.array(unit(0, 3)), query="word1 word2")
     assert len(r) == len(alive)
+
+
+def test_the_networkx_graph_is_a_read_only_view_that_says_what_to_call():
+    import networkx as nx
+
+    g = make_graph(0.8)
+    g.add_content("a", v(0))
+    g.add_content("b", v(10))
+    view = g.nx
+    assert set(view.nodes) == {"n1", "n2", "c1"}
+    assert nx.shortest_path(view, "n1", "n2") == ["n1", "c1", "n2"]  # networkx algorithms run on it directly
+    assert nx.degree_centrality(view)["c1"] == 1.0
+    for edit in (lambda: view.remove_node("n2"), lambda: view.add_edge("n1", "n2"), lambda: view.clear()):
+        with pytest.raises(LoomError, match="read-only view.*LoomGraph.remove"):
+            edit()
+    assert set(g.nx.nodes) == {"n1", "n2", "c1"}  # nothing changed
+
+
+def test_to_networkx_exports_plain_values_to_json_and_graphml(tmp_path):
+    import io
+    import json
+
+    import networkx as nx
+
+    g = make_graph(0.8)
+    g.add_content("a", v(0), meta={"path": "a.py"})
+    g.add_content("b", v(10), meta={"path": "b.py"})
+    g.add_structure("n1", "n2", "imports")
+    plain = g.to_networkx()
+    data = json.loads(json.dumps(nx.node_link_data(plain, edges="links")))
+    back = nx.node_link_graph(data, edges="links")
+    assert nx.utils.graphs_equal(back, plain)  # the round trip through JSON loses nothing
+    assert back.nodes["n1"]["kind"] == "content" and back.nodes["c1"]["kind"] == "concept"
+    assert back.edges["n1", "n2"] == {"kind": "imports", "weight": 1.0, "from": "n1", "to": "n2"}
+    buffer = io.BytesIO()
+    nx.write_graphml(plain, buffer)
+    assert set(nx.read_graphml(io.BytesIO(buffer.getvalue())).nodes) == {"n1", "n2", "c1"}
+    plain.remove_node("n2")  # the copy is the user's own
+    assert "n2" in g

@@ -291,11 +291,44 @@ class LoomGraph:
     # -- the networkx graph ----------------------------------------------------------------
     @property
     def nx(self) -> nx.Graph:
-        """The networkx graph: node attribute ``data`` holds the node, edges ``kind`` and
-        ``weight``. After a fast load it is built on first use."""
+        """A read-only view of the networkx graph: node attribute ``data`` holds the node,
+        edges ``kind`` and ``weight``, so ``nx.pagerank(graph.nx)`` and the like run on it
+        directly. Editing it raises :class:`LoomError` naming the method to call: the
+        vector tables, the lexical index and the saved columns follow the graph's own
+        methods, not networkx. :meth:`to_networkx` gives a copy with plain attributes for
+        export. After a fast load the graph is built on first use."""
+        view = self._graph().copy(as_view=True)
+        for name in _NX_EDITS:
+            setattr(view, name, _refuse_edit)
+        return view
+
+    def _graph(self) -> nx.Graph:
+        """The networkx graph itself, for this class's own edits."""
         if self._lazy is not None:
             self._materialise()
         return self._nx
+
+    def to_networkx(self) -> nx.Graph:
+        """A copy of the graph with plain attribute values (strings and numbers, no None),
+        so ``nx.node_link_data`` serialises to JSON and ``nx.write_graphml`` writes it.
+
+        Content nodes carry ``kind``, ``type``, ``title``, ``tokens``, ``sha256``,
+        ``source``, ``reason``, ``direction``, ``created``, ``last_access_turn`` and, for a
+        file reference, ``file`` and ``lines``; concepts ``kind``, ``name``,
+        ``description``, ``created`` and ``origin``. Edges keep ``kind`` and ``weight``, a
+        link its ``direction`` and ``created``, a structure edge its direction as
+        ``from`` / ``to``.
+        """
+        out = nx.Graph()
+        for node_id, data in self._graph().nodes(data="data"):
+            out.add_node(node_id, **_plain_attributes(data))
+        for u, v, d in self._nx.edges(data=True):
+            attrs = {"kind": d["kind"], "weight": float(d["weight"])}
+            attrs.update({k: d[k] for k in ("direction", "created") if d.get(k) is not None})
+            if "source" in d:  # structure edges: node_link_data names its own endpoints source / target
+                attrs.update({"from": d["source"], "to": d["target"]})
+            out.add_edge(u, v, **attrs)
+        return out
 
     def _materialise(self) -> None:
         lazy, self._lazy = self._lazy, None
@@ -333,7 +366,7 @@ class LoomGraph:
 
     def _neighbours(self, node_id: str, kind: str) -> list[tuple[str, float]]:
         return sorted(
-            ((nb, d["weight"]) for nb, d in self.nx.adj[node_id].items() if d["kind"] == kind),
+            ((nb, d["weight"]) for nb, d in self._graph().adj[node_id].items() if d["kind"] == kind),
             key=lambda item: -item[1],
         )
 
@@ -459,7 +492,7 @@ class LoomGraph:
         """
         from .tokens import count_tokens
 
-        graph = self.nx  # a lazily loaded graph is built before it changes
+        graph = self._graph()  # a lazily loaded graph is built before it changes
         vector = self._check_vector(vector)
         text = clean_text(text)
         if summary_of is not None:
@@ -530,7 +563,7 @@ class LoomGraph:
 
     def add_concept(self, text: str, vector: np.ndarray, *, origin: str | None = None, name: str | None = None, description: str | None = None) -> ConceptNode:
         """Create a concept and its edges to the most similar existing concepts."""
-        graph = self.nx
+        graph = self._graph()
         vector = self._check_vector(vector)
         if name is None or description is None:
             auto_name, auto_description = self.namer(text)
@@ -569,7 +602,7 @@ class LoomGraph:
         """Remove the concepts ``old`` (their links and concept edges) and create ``specs``,
         each joined to its ``concept_edge_k`` most similar concepts at or above
         ``concept_edge_min``. Returns the new ids; ids are never reused."""
-        graph = self.nx
+        graph = self._graph()
         for concept_id in old:
             if concept_id not in graph or graph.nodes[concept_id]["kind"] != "concept":
                 raise LoomError(f"{concept_id!r} is not a concept of this graph")
@@ -632,7 +665,7 @@ class LoomGraph:
                 raise LoomError(f"{node_id} is a concept; remove its content nodes instead")
         if not node_ids:
             return
-        graph = self.nx
+        graph = self._graph()
         orphans: set[str] = set()
         for node_id in node_ids:
             node = self.node(node_id)
@@ -684,7 +717,7 @@ class LoomGraph:
         """
         if kind not in STRUCTURE_KINDS:
             raise ValueError(f"structure kind must be one of {STRUCTURE_KINDS}, got {kind!r}")
-        graph = self.nx
+        graph = self._graph()
         if source == target or graph.has_edge(source, target):
             return False
         index = self.content_vectors.index
@@ -699,7 +732,7 @@ class LoomGraph:
         """Remove every code-structure edge (the indexer recomputes them all)."""
         if len(self._structure) == 0:
             return
-        graph = self.nx
+        graph = self._graph()
         ids = self.content_vectors.ids
         graph.remove_edges_from((ids[a], ids[b]) for a, b in self._structure)
         self._structure, self._structure_kind = [], []
@@ -707,7 +740,7 @@ class LoomGraph:
 
     def structure_of(self, node_id: str) -> list[tuple[str, str]]:
         """(neighbour, kind) for each code-structure edge of a content node."""
-        return sorted((nb, d["kind"]) for nb, d in self.nx.adj[node_id].items() if d["kind"] in STRUCTURE_KINDS)
+        return sorted((nb, d["kind"]) for nb, d in self._graph().adj[node_id].items() if d["kind"] in STRUCTURE_KINDS)
 
     def mark_accessed(self, node_ids: list[str]) -> None:
         """Record that these nodes were loaded at the current turn (resets staleness)."""
@@ -832,11 +865,11 @@ class LoomGraph:
     def records(self) -> dict[str, Any]:
         """Everything but the vectors and texts, as plain data."""
         nodes = []
-        for node_id, data in self.nx.nodes(data="data"):
+        for node_id, data in self._graph().nodes(data="data"):
             record = asdict(data)
             record["kind"] = data.kind
             nodes.append(record)
-        edges = [{"source": u, "target": v, **d} for u, v, d in self.nx.edges(data=True)]
+        edges = [{"source": u, "target": v, **d} for u, v, d in self._graph().edges(data=True)]
         return {"nodes": nodes, "edges": edges, "turn": self.turn, "metadata": self.metadata}
 
     def __eq__(self, other: object) -> bool:
@@ -883,3 +916,29 @@ def _title(text: str, limit: int = 60) -> str:
         if line:
             return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
     return "(empty)"
+
+
+_NX_EDITS = ("add_node", "add_nodes_from", "remove_node", "remove_nodes_from", "add_edge", "add_edges_from",
+             "add_weighted_edges_from", "remove_edge", "remove_edges_from", "update", "clear", "clear_edges")
+
+
+def _refuse_edit(*args, **kwargs):
+    raise LoomError(
+        "LoomGraph.nx is a read-only view: add content with Loom.add or LoomGraph.add_content, remove it with "
+        "LoomGraph.remove, join code units with add_structure, and rebuild concepts with Loom.rebuild_concepts; "
+        "LoomGraph.to_networkx() gives an editable copy"
+    )
+
+
+def _plain_attributes(node: "ContentNode | ConceptNode") -> dict[str, Any]:
+    """A node's attributes as strings and numbers (what JSON and GraphML both take)."""
+    if node.kind == "concept":
+        attrs = {"kind": "concept", "name": node.name, "description": node.description, "created": node.created,
+                 "origin": node.origin}
+    else:
+        attrs = {"kind": "content", "type": node.type, "title": node.title, "tokens": int(node.tokens), "sha256": node.sha256,
+                 "source": node.provenance.source, "reason": node.provenance.reason, "direction": node.provenance.direction,
+                 "created": node.created, "last_access_turn": int(node.last_access_turn), "summary_of": node.summary_of}
+        if node.reference is not None:
+            attrs.update(file=node.reference.file, lines="-".join(str(x) for x in node.reference.lines))
+    return {k: v for k, v in attrs.items() if v is not None}
