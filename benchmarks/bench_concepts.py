@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         for layer, q in r["layers"].items():
             body.append([r["graph"], layer, q["content"], q["concepts"], f"{q['per_thousand']:.0f}", f"{q['median_size']:g}",
                          q["largest"], f"{q['within']:.3f}", f"{q['between']:.3f}", f"{q['separation']:+.3f}", q["seconds"]])
-    print(table(head, body))
+    table("Concept layers: threshold linking against the rebuild", head, body)
     for r in results:
         print(f"{r['graph']} ({r['embedder']}): after the rebuild, 80 % of nodes reach {r['calibration']:.3f} to their concept; "
               f"first names: {', '.join(r['names'])}")

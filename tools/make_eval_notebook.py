@@ -89,8 +89,10 @@ cells = [
         "for row in ablated.ablation_table():\n"
         "    print(f\"{row['signal']:<13} line recall {row['line_recall']:.3f} ({row['line_recall_change']:+.3f})  \"\n"
         "          f\"file recall {row['file_recall']:.3f} ({row['file_recall_change']:+.3f})\")\n"
+        "semantic = next(r for r in ablated.ablation_table() if r['signal'] == 'semantic')\n"
         "terms = next(r for r in ablated.ablation_table() if r['signal'] == 'terms')\n"
-        "assert terms['line_recall_change'] < 0  # without its keyword signal the engine finds less"
+        "assert semantic['line_recall_change'] < 0  # without the embedding the engine finds fewer of the lines\n"
+        "assert terms['file_recall_change'] < 0  # without its keyword signal it finds fewer of the files"
     ),
     new_markdown_cell(
         "Every loaded item (path, line range, tokens, score) is in `report.to_json()` — or `loom-nb eval CASES\n"
