@@ -10,8 +10,9 @@ Louvain method finds its communities at a resolution chosen so that a concept ha
 (:meth:`LoomGraph._link`), at the threshold calibrated for the embedder
 (:data:`~loom_nb.core.config.CONCEPT_THRESHOLDS`).
 
-Everything here works on numpy arrays and the networkx graph; nothing loops over nodes in
-Python except the Louvain method itself, which networkx runs.
+The similarity work (neighbours, means, overlaps, term weights, the quality figures) is
+numpy over whole arrays; Python loops only where networkx needs its edges one by one (the
+neighbour graph the Louvain method runs on, and the links of the new concepts).
 """
 
 from __future__ import annotations

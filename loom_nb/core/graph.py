@@ -610,7 +610,8 @@ class LoomGraph:
         affected = {c for concept_id in old for c, _ in self.content_of(concept_id)}
         affected.update(c for spec in specs for c, _ in spec.members)
         graph.remove_nodes_from(old)
-        keep = [c for c in self.concept_vectors.ids if c not in set(old)]
+        gone = set(old)
+        keep = [c for c in self.concept_vectors.ids if c not in gone]
         self.concept_vectors = VectorTable.from_arrays(keep, self.concept_vectors.matrix[[self.concept_vectors.index[c] for c in keep]])
         new_ids = []
         for spec in specs:
