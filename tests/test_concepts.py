@@ -263,3 +263,20 @@ def test_a_layer_of_an_older_version_is_rebuilt_on_the_next_index(tmp_path):
     loom.graph.metadata["concepts"]["version"] = 1  # as a session saved before the overlap links
     loom.index(ws, progress=False)
     assert before.isdisjoint(loom.graph.concept_vectors.ids)
+
+
+@pytest.mark.parametrize("record", ["communities", {"method": 3}, {"method": "communities", "target_size": 0}])
+def test_a_corrupt_concept_record_is_a_format_error_on_open(tmp_path, record):
+    import json
+
+    from loom_nb import SessionFormatError
+
+    g = topic_graph(n_per=4)
+    rebuild_concepts(g, target_size=4)
+    save_graph(g, tmp_path / "s")
+    path = tmp_path / "s" / "graph.json"
+    data = json.loads(path.read_text())
+    data["metadata"]["concepts"] = record
+    path.write_text(json.dumps(data))
+    with pytest.raises(SessionFormatError, match="concepts"):
+        load_graph(tmp_path / "s")

@@ -116,5 +116,35 @@ cells = [
         "biggest = max(code.graph.concept_nodes(), key=lambda c: len(code.graph.content_of(c.id)))\n"
         "code.view(biggest.id)"
     ),
+    new_markdown_cell(
+        "Indexing built those concepts as topics: communities of the units' vectors, each named by the\n"
+        "terms that set its units apart. `concept_quality()` gives the figures. `merge_candidates` lists\n"
+        "concept pairs whose vectors are at or above the linking threshold, and `merge_concepts` /\n"
+        "`split_concept` edit the layer by hand (`code.rebuild_concepts()` starts it over)."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "from loom_nb.core.concepts import merge_candidates, merge_concepts\n\n"
+        "print(code.concept_quality())\n"
+        "first, second, cosine = merge_candidates(code.graph)[0]\n"
+        "print(f'{code.node(first).name!r} and {code.node(second).name!r}: cosine {cosine:.2f}')\n"
+        "merged = merge_concepts(code.graph, first, second)\n"
+        "print(merged, code.node(merged).name, len(code.graph.content_of(merged)), 'units')\n"
+        "assert first not in code.graph and second not in code.graph"
+    ),
+    new_markdown_cell(
+        "`code.graph.nx` is a read-only networkx view, so networkx algorithms run on it directly;\n"
+        "`to_networkx()` is a copy with plain attribute values, for `node_link_data` (JSON) or GraphML."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "import json\n"
+        "import networkx as nx\n\n"
+        "centrality = nx.degree_centrality(code.graph.nx)\n"
+        "hub = max((n for n in centrality if n.startswith('c')), key=centrality.get)\n"
+        "print('best-connected concept:', hub, code.node(hub).name)\n"
+        "exported = json.dumps(nx.node_link_data(code.graph.to_networkx(), edges='links'))\n"
+        "print(len(json.loads(exported)['nodes']), 'nodes exported as JSON')"
+    ),
 ]
 write(cells, "notebooks/02_index_a_codebase.ipynb")

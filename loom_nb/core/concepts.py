@@ -264,11 +264,14 @@ def _specs(graph: LoomGraph, labels: np.ndarray, rows: np.ndarray | None = None,
     np.add.at(sums, labels, vectors[rows])
     centroids = _unit_rows(sums)
     weights = np.einsum("ij,ij->i", vectors[rows], centroids[labels])
+    # names are distinctive against every other concept, so the rows outside ``rows`` (a
+    # merge or a split) keep their own concepts as labels of the background
+    every = primary_concepts(graph)
+    every = np.where(every >= 0, every + n_labels, -1)
+    every[rows] = labels
     term_rows, term_ids, counts = graph.lexical.row_terms()
-    local = np.full(len(vectors), -1, np.int64)
-    local[rows] = np.arange(rows.size)
-    take = local[term_rows] >= 0 if term_rows.size else np.zeros(0, bool)
-    names = distinctive_terms(local[term_rows[take]], term_ids[take], counts[take], labels, graph.lexical.vocabulary)
+    take = every[term_rows] >= 0 if term_rows.size else np.zeros(0, bool)
+    names = distinctive_terms(term_rows[take], term_ids[take], counts[take], every, graph.lexical.vocabulary)[:n_labels]
     extra_row, extra_label, extra_sim = _overlaps(vectors[rows], centroids, labels, graph.concept_threshold) if overlap else (
         np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
     specs = []

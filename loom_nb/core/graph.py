@@ -36,6 +36,12 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def id_order(node_id: str) -> tuple[int, str]:
+    """Sort key for ids in creation order: ``c2`` before ``c10``; other names last."""
+    digits = node_id[1:]
+    return (int(digits), "") if digits.isdigit() else (1 << 62, node_id)
+
+
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -634,7 +640,7 @@ class LoomGraph:
         """``node.linking`` as a reload would show it: its current links, strongest first,
         and a founded or near-missed concept only while that concept exists."""
         before = node.linking or LinkReport(threshold=self.concept_threshold)
-        linked = sorted(self.concepts_of(node.id), key=lambda cw: (-cw[1], int(cw[0][1:]) if cw[0][1:].isdigit() else 0))
+        linked = sorted(self.concepts_of(node.id), key=lambda cw: (-cw[1], id_order(cw[0])))
         near = before.near_miss if before.near_miss and before.near_miss[0] in self._nx else None
         created = before.created if before.created in self._nx else None
         node.linking = LinkReport(before.threshold, linked, created, near)

@@ -129,8 +129,18 @@ class WorkspaceState(_Strict):
     dirty: list[str] = []
 
 
+class ConceptLayer(_Strict):
+    """How the concept layer was last rebuilt (loom_nb.core.concepts.rebuild_concepts)."""
+
+    method: Annotated[str, StringConstraints(max_length=64)]
+    version: Int = 0
+    target_size: Annotated[int, Field(ge=1, lt=BIG)] = 12
+    seed: Int = 0
+
+
 class Metadata(_Strict):
     workspace: Optional[WorkspaceState] = None
+    concepts: Optional[ConceptLayer] = None
 
 
 class Document(_Strict):

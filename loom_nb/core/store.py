@@ -35,7 +35,7 @@ from .errors import EmbeddingMismatchError, LoomError, SessionConflictError, Ses
 from .errors import UnknownNodeError
 from .lexical import LexicalIndex
 from .arrays import STRUCTURE_KINDS, VectorTable
-from .graph import _TYPE_CODE, NODE_ID, ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, sha256_text, utc_now
+from .graph import _TYPE_CODE, NODE_ID, id_order, ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, sha256_text, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -436,7 +436,7 @@ class LazyNodes:
         _, link_concept, link_weight = self.links
         pairs = [(g.concept_vectors.ids[link_concept[p]], link_weight[p]) for p in positions]
         # the order at link time: by similarity, then concept creation order
-        return sorted(pairs, key=lambda cw: (-cw[1], _id_number(cw[0])))
+        return sorted(pairs, key=lambda cw: (-cw[1], id_order(cw[0])))
 
     def _content(self, i: int) -> ContentNode:
         c = self.content
@@ -484,11 +484,6 @@ class LazyNodes:
             yield summary, source, {"kind": "summarizes", "weight": 1.0, "created": self.node(summary).created}
         for (a, b), kind in zip(*self.structure):
             yield content_ids[a], content_ids[b], {"kind": kind, "weight": 1.0, "source": content_ids[a], "target": content_ids[b]}
-
-
-def _id_number(node_id: str) -> tuple[int, str]:
-    digits = node_id[1:]
-    return (int(digits), "") if digits.isdigit() else (1 << 62, node_id)
 
 
 def _load_npy(folder: Path, spec: dict[str, Any], dim: int) -> np.ndarray:
