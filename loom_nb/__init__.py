@@ -12,6 +12,7 @@ from .core.classify import Classification, Segment, classify, split_input
 from .core.concepts import ConceptQuality
 from .core.config import SIGNALS, LoomConfig, Weights
 from .core.query import Query
+from .core.relink import ThresholdPlan
 from .chat.decisions import DecisionGraph
 from .demo import open_sample
 from .embed import CachedEmbedder, Embedder, HashingEmbedder, MiniLMEmbedder, OllamaEmbedder
@@ -84,6 +85,7 @@ __all__ = [
     "SessionFormatError",
     "SessionLockedError",
     "StaleReferenceError",
+    "ThresholdPlan",
     "Turn",
     "UnknownNodeError",
     "Weights",

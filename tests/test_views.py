@@ -11,7 +11,7 @@ from conftest import TableEmbedder, unit
 from loom_nb import SIGNALS, HashingEmbedder, Loom, LoomConfig, LoomGraph
 from loom_nb.views import NodeView
 from loom_nb.views.figures import budget_figure, contributions_figure, embedding_map, score_histogram
-from loom_nb.views.widgets import TunerSnapshot, threshold_preview
+from loom_nb.views.widgets import TunerSnapshot
 
 
 @pytest.fixture
@@ -74,19 +74,35 @@ def test_sliders_rerank_and_redraw(loom):
     assert first in [r.node_id for r in tuner.result.table]
 
 
-def test_threshold_preview_counts_merges_and_splits():
-    g = LoomGraph(LoomConfig(concept_threshold=0.99), embedding_model="toy")
-    g.add_content("a", np.array(unit(0)))
-    g.add_content("b", np.array(unit(30)))   # cos 30° = 0.866 to a
-    g.add_content("c", np.array(unit(100)))
+def _topics_loom() -> Loom:
+    """Three topics of 8 notes, rebuilt into concepts of about 4: each topic in halves, which
+    a lower threshold merges."""
+    from test_concepts import TOPICS, clustered
 
-    class Holder:
-        graph = g
+    vectors, labels = clustered(8)
+    words = list(TOPICS.values())
+    texts = [f"{words[label]} alpha note {k}" for k, label in enumerate(labels)]
+    table = dict(zip(texts, vectors.tolist())) | {"alpha": vectors[0].tolist()}  # the query
+    loom = Loom(embedder=TableEmbedder(table), config=LoomConfig(concept_threshold=0.99))
+    for text in texts:
+        loom.add(text)
+    loom.rebuild_concepts(target_size=4)
+    return loom
 
-    text = threshold_preview(Holder, 0.8)
-    assert "1 concept pair(s) at or above it" in text and "0.866" in text
-    assert "0 of 3 content links are below it" in threshold_preview(Holder, 0.5)
-    assert "3 of 3 content links are below it" in threshold_preview(Holder, 1.01)
+
+def test_the_threshold_slider_previews_and_its_button_relinks():
+    pytest.importorskip("ipywidgets")
+    loom = _topics_loom()
+    tuner = loom.tune("alpha", budget=400)
+    assert tuner.apply.disabled  # the slider is at the session's threshold
+    tuner.threshold.value = 0.3
+    assert "merge" in tuner.preview.value and not tuner.apply.disabled
+    assert loom.graph.concept_threshold != 0.3  # previewing changes nothing
+    before = loom.graph.counts()["concepts"]
+    tuner.apply.click()
+    assert loom.graph.concept_threshold == 0.3
+    assert loom.graph.counts()["concepts"] < before
+    assert "Applied:" in tuner.preview.value and tuner.apply.disabled
 
 
 def test_budget_curves_draw_one_line_per_strategy_and_metric(tmp_path):
@@ -247,3 +263,17 @@ def test_public_objects_print_readable_text(pair, tmp_path):
     for obj in objects:
         for text in (str(obj), repr(obj)):
             assert text and not ADDRESS.search(text), (type(obj).__name__, text[:200])
+
+
+def test_concept_view_shows_its_distinctive_terms_and_strongest_members():
+    from test_concepts import TOPICS
+
+    loom = _topics_loom()
+    for cid in loom.graph.concept_vectors.ids:
+        member = loom.graph.text(loom.graph.content_of(cid)[0][0])
+        words = next(words.split() for words in TOPICS.values() if member.startswith(words))
+        text = str(loom.view(cid))
+        terms = [t.split(" (")[0] for t in re.search(r"distinctive terms: (.*)", text).group(1).split(", ")]
+        assert set(terms[:3]) <= set(words)  # "alpha" and "note" are in every note: never distinctive
+        assert re.search(r"content \(\d+ nodes, \d+ of them with this as their strongest concept", text)
+        assert "distinctive terms" in bundle_of(loom.view(cid))["text/html"]

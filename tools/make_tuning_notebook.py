@@ -87,13 +87,14 @@ cells = [
     new_code_cell("# NBVAL_CHECK_OUTPUT\ntuner.snapshot()"),
     new_markdown_cell(
         "The concept threshold slider previews what re-linking at another threshold would do: which\n"
-        "concepts would merge, and how many links would split off."
+        "concepts would merge (their members mostly reach each other at it), which would split (most\n"
+        "of their members fall below it), and how many units would also link to a second concept.\n"
+        "The **apply threshold** button beside it (or `loom.apply_threshold(value)`) re-links the session."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
-        "from loom_nb.views.widgets import threshold_preview\n\n"
-        "tuner.threshold.value = 0.6  # the panel shows this preview under the sliders\n"
-        "print(threshold_preview(loom, 0.6))"
+        "tuner.threshold.value = 0.5  # the panel shows this plan under the sliders\n"
+        "print(tuner.plan)"
     ),
     new_markdown_cell(
         "## A report to share\n\n"

@@ -32,6 +32,7 @@ __all__ = [
     "ConceptQuality",
     "communities",
     "concept_quality",
+    "concept_terms",
     "distinctive_terms",
     "merge_candidates",
     "merge_concepts",
@@ -149,10 +150,28 @@ def distinctive_terms(rows: np.ndarray, term_ids: np.ndarray, counts: np.ndarray
     [['token'], ['crumb']]
     """
     n_labels = int(labels.max()) + 1 if labels.size else 0
+    pair_label, pair_term, weight = _class_term_weights(rows, term_ids, counts, labels, vocabulary)
+    order = np.lexsort((pair_term, -weight, pair_label))  # by label, best weight first, ties by term
+    out: list[list[str]] = [[] for _ in range(n_labels)]
+    starts = np.searchsorted(pair_label[order], np.arange(n_labels))
+    ends = np.searchsorted(pair_label[order], np.arange(n_labels), side="right")
+    for label in range(n_labels):
+        out[label] = [vocabulary[t] for t in pair_term[order[starts[label] : min(ends[label], starts[label] + top)]]]
+    return out
+
+
+def _class_term_weights(rows, term_ids, counts, labels, vocabulary) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(label, term, c-TF-IDF weight) for every term that occurs in a class (see
+    :func:`distinctive_terms`); rows labelled -1 take no part."""
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    n_labels = int(labels.max()) + 1 if labels.size else 0
     if n_labels == 0 or rows.size == 0:
-        return [[] for _ in range(n_labels)]
+        return empty
     usable = np.array([len(t) > 1 and not t.isdigit() for t in vocabulary], dtype=bool)
     keep = usable[term_ids] & (rows < labels.size)
+    keep[keep] = labels[rows[keep]] >= 0
+    if not keep.any():
+        return empty
     label_of = labels[rows[keep]]
     n_terms = len(vocabulary)
     key = label_of * n_terms + term_ids[keep]
@@ -163,13 +182,21 @@ def distinctive_terms(rows: np.ndarray, term_ids: np.ndarray, counts: np.ndarray
     term_total = np.bincount(pair_term, weights=tf, minlength=n_terms)
     average = class_total.sum() / n_labels
     weight = tf / class_total[pair_label] * np.log1p(average / term_total[pair_term])
-    order = np.lexsort((pair_term, -weight, pair_label))  # by label, best weight first, ties by term
-    out: list[list[str]] = [[] for _ in range(n_labels)]
-    starts = np.searchsorted(pair_label[order], np.arange(n_labels))
-    ends = np.searchsorted(pair_label[order], np.arange(n_labels), side="right")
-    for label in range(n_labels):
-        out[label] = [vocabulary[t] for t in pair_term[order[starts[label] : min(ends[label], starts[label] + top)]]]
-    return out
+    return pair_label, pair_term, weight
+
+
+def concept_terms(graph: LoomGraph, concept_id: str, top: int = 8) -> list[tuple[str, float]]:
+    """The ``top`` terms that set ``concept_id``'s members apart from every other concept's
+    (c-TF-IDF over each content node's strongest concept), with their weights."""
+    if concept_id not in graph or graph.node(concept_id).kind != "concept":
+        raise LoomError(f"{concept_id!r} is not a concept of this graph")
+    labels = primary_concepts(graph)
+    row = graph.concept_vectors.index[concept_id]
+    term_rows, term_ids, counts = graph.lexical.row_terms()
+    pair_label, pair_term, weight = _class_term_weights(term_rows, term_ids, counts, labels, graph.lexical.vocabulary)
+    mine = np.flatnonzero(pair_label == row)
+    mine = mine[np.lexsort((pair_term[mine], -weight[mine]))][:top]
+    return [(graph.lexical.vocabulary[pair_term[k]], float(weight[k])) for k in mine]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import numpy as np
 
 from .classify import Classification, classify, split_input
 from .concepts import ConceptQuality, concept_quality, rebuild_concepts
+from .relink import ThresholdPlan, apply_threshold, threshold_plan
 from .config import LoomConfig, Weights
 from .embedding import CachedEmbedder, Embedder
 from .errors import EmbeddingMismatchError, LoomError
@@ -570,6 +571,17 @@ class Loom(Displayable):
         """How many concepts, how large, and how much closer members are to each other than
         to other concepts' members."""
         return concept_quality(self.graph)
+
+    def preview_threshold(self, threshold: float) -> ThresholdPlan:
+        """The merges, splits and extra links a concept threshold would make; nothing
+        changes (the tuner's threshold slider shows this)."""
+        return threshold_plan(self.graph, threshold)
+
+    def apply_threshold(self, threshold: float) -> ConceptQuality:
+        """Keep ``threshold`` as the session's concept threshold and re-link the concept
+        layer at it (the merges and splits :meth:`preview_threshold` shows; new concept
+        ids). New content links at it too. ``save()`` keeps it."""
+        return apply_threshold(self.graph, threshold)
 
     # -- reading -------------------------------------------------------------------------
     def node(self, node_id: str):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.concepts import concept_terms, primary_concepts
 from ..core.rank import staleness_signal
 
 PREVIEW_LINES = 12
@@ -72,6 +73,10 @@ class ConceptFacts:
     """Related concepts (concept–concept edges), with their cosine."""
     tokens: int
     """Tokens of all linked content together."""
+    members: int = 0
+    """Content whose strongest concept this is (the rest reach it at the threshold)."""
+    terms: list[Related] = field(default_factory=list)
+    """Its distinctive terms against every other concept, with their c-TF-IDF weights."""
 
 
 @dataclass
@@ -139,8 +144,11 @@ def concept_facts(loom, concept_id: str) -> ConceptFacts:
     origin = None
     if node.origin and node.origin in g:
         origin = Related(node.origin, g.node(node.origin).title)
+    labels = primary_concepts(g)
+    members = int((labels == g.concept_vectors.index[node.id]).sum()) if labels.size else 0
+    terms = [Related(term, term, weight) for term, weight in concept_terms(g, node.id)]
     return ConceptFacts(id=node.id, name=node.name, description=node.description, created=str(node.created),
-                        origin=origin, content=content, neighbours=neighbours, tokens=tokens)
+                        origin=origin, content=content, neighbours=neighbours, tokens=tokens, members=members, terms=terms)
 
 
 def session_facts(loom, top: int = 8) -> SessionFacts:

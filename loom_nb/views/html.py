@@ -130,6 +130,8 @@ def concept_html(loom, concept_id: str) -> str:
 
     f = concept_facts(loom, concept_id)
     facts = [("description", escape(f.description)), ("created", escape(f.created))]
+    if f.terms:
+        facts.append(("distinctive terms", ", ".join(f"<code>{escape(t.label)}</code> {t.weight:.3f}" for t in f.terms)))
     if f.origin is not None:
         facts.append(("founded by", f"{escape(f.origin.id)} {escape(f.origin.label)}"))
     content = _table(["node", "title", "", "link similarity"],
@@ -138,7 +140,8 @@ def concept_html(loom, concept_id: str) -> str:
                         [[escape(r.id), escape(r.label), escape(r.detail), _meter(r.weight, COLOURS["hop"])] for r in f.neighbours])
     return (
         f"{STYLE}<div class='loom-concept'><b>Concept {escape(f.id)}</b>: {escape(f.name)}{_facts(facts)}"
-        f"<div><b>Content</b> ({len(f.content)} nodes, {f.tokens:,} tokens)</div>{content}"
+        f"<div><b>Content</b> ({len(f.content)} nodes, {f.members} with this as their strongest concept, "
+        f"{f.tokens:,} tokens)</div>{content}"
         f"<div><b>Neighbour concepts</b></div>{neighbours if f.neighbours else '<i>none</i>'}</div>"
     )
 

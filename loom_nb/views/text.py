@@ -89,7 +89,10 @@ def concept_text(loom, concept_id: str) -> str:
     f = concept_facts(loom, concept_id)
     lines = [f"Concept {f.id}: {f.name}", f"  {clip(f.description, 96)}", f"  created {f.created}"
              + (f"; founded by {f.origin.id} {clip(f.origin.label, 50)!r}" if f.origin else "")]
-    lines.append(f"  content ({len(f.content)} nodes, {f.tokens:,} tokens; link similarity):")
+    if f.terms:
+        lines.append("  distinctive terms: " + ", ".join(f"{t.label} ({t.weight:.3f})" for t in f.terms))
+    lines.append(f"  content ({len(f.content)} nodes, {f.members} of them with this as their strongest concept, "
+                 f"{f.tokens:,} tokens; link similarity):")
     lines.extend(f"    {r.id:<6} {r.weight:.3f}  {clip(r.label, 56):<56} {r.detail}" for r in f.content)
     if f.neighbours:
         lines.append("  neighbour concepts (cosine):")

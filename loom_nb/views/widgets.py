@@ -2,7 +2,10 @@
 
 Moving a slider re-ranks and repacks the query with the same engine calls the CLI makes
 (:meth:`Loom.query` with ``weights=``) and redraws the decision table; nothing in the
-session changes until you copy the weights into its config.
+session changes until you copy the weights into its config. The concept threshold slider
+previews the merges and splits re-linking at it would make
+(:meth:`Loom.preview_threshold`); its "apply threshold" button re-links the session
+(:meth:`Loom.apply_threshold`).
 """
 
 from __future__ import annotations
@@ -10,8 +13,6 @@ from __future__ import annotations
 from ..core.display import Displayable
 
 from dataclasses import replace
-
-import numpy as np
 
 from ..core.config import SIGNALS
 
@@ -24,33 +25,6 @@ def _widgets():
 
         raise LoomError("the sliders need ipywidgets: pip install ipywidgets") from exc
     return widgets
-
-
-def threshold_preview(loom, threshold: float) -> str:
-    """What the concept threshold would change if the graph were linked again at it.
-
-    Concepts closer than the threshold would merge (content landing in one would reach the
-    other); content linked below it would lose that link and, with no link left, found a
-    concept of its own. Counted from the stored vectors and edge similarities, no re-linking.
-    """
-    graph = loom.graph
-    vectors = graph.concept_vectors.matrix
-    current = graph.concept_threshold
-    lines = [f"threshold {threshold:.2f} (current {current:.2f})"]
-    if len(vectors) > 1:
-        sims = vectors @ vectors.T
-        iu = np.triu_indices(len(vectors), 1)
-        pair_sims = sims[iu]
-        merging = np.flatnonzero(pair_sims >= threshold)
-        lines.append(f"{merging.size} concept pair(s) at or above it would share content (merge)")
-        ids = graph.concept_vectors.ids
-        for k in merging[np.argsort(-pair_sims[merging])][:5]:
-            a, b = ids[iu[0][k]], ids[iu[1][k]]
-            lines.append(f"  {a} {graph.node(a).name!r} ~ {b} {graph.node(b).name!r}: {pair_sims[k]:.3f}")
-    weights = graph.link_weights
-    if weights.size:
-        lines.append(f"{int((weights < threshold).sum())} of {weights.size} content links are below it (would split off)")
-    return "\n".join(lines)
 
 
 class WeightTuner:
@@ -79,12 +53,16 @@ class WeightTuner:
                                         continuous_update=False, style=style)
         self.table = widgets.HTML()
         self.preview = widgets.HTML()
+        self.apply = widgets.Button(description="apply threshold", tooltip="re-link the session's concepts at this threshold",
+                                    disabled=True)
         for control in (*self.sliders.values(), self.floor, self.mode, self.budget):
             control.observe(self._rerank, names="value")
         self.threshold.observe(self._preview, names="value")
+        self.apply.on_click(self.apply_threshold)
         self.panel = widgets.VBox([
             widgets.HTML(f"<b>Query:</b> {__import__('html').escape(query)}"),
-            widgets.HBox([widgets.VBox(list(self.sliders.values())), widgets.VBox([self.floor, self.threshold, self.mode, self.budget])]),
+            widgets.HBox([widgets.VBox(list(self.sliders.values())),
+                          widgets.VBox([self.floor, self.threshold, self.apply, self.mode, self.budget])]),
             self.preview,
             self.table,
         ])
@@ -112,9 +90,20 @@ class WeightTuner:
         self.table.value = result_html(self.result)
 
     def _preview(self, change=None) -> None:
+        self.plan = self.loom.preview_threshold(self.threshold.value)
+        self.preview.value = self.plan._repr_html_()
+        self.apply.disabled = self.threshold.value == self.loom.graph.concept_threshold
+
+    def apply_threshold(self, button=None):
+        """Re-link the session's concepts at the slider's threshold (the button does this),
+        then redraw the preview and the table. Returns the new layer's quality."""
+        quality = self.loom.apply_threshold(self.threshold.value)
+        self._preview()
+        self._rerank()
         from html import escape
 
-        self.preview.value = f"<pre>{escape(threshold_preview(self.loom, self.threshold.value))}</pre>"
+        self.preview.value = f"<div><b>Applied:</b> {escape(str(quality))}</div>" + self.preview.value
+        return quality
 
     def settings(self) -> dict:
         """What the controls show now: every weight, the floor, the threshold, mode, budget."""
