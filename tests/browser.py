@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -31,3 +32,36 @@ def dump_dom(path: Path, *, budget_ms: int = 5000, timeout: int = 180) -> str:
         shutil.rmtree(profile, ignore_errors=True)
     assert done.returncode == 0 and done.stdout, done.stderr[-2000:]
     return done.stdout
+
+
+@contextmanager
+def browser_page(width: int = 1400, height: int = 1000):
+    """A playwright page in the system's headless Chromium with every request that is not
+    a local file aborted (and recorded in ``page.blocked``) and every dialog dismissed (and
+    recorded in ``page.dialogs``). Skips the test where Chromium or playwright is missing."""
+    import pytest
+
+    if CHROMIUM is None:
+        pytest.skip(SKIP_REASON)
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            context = browser.new_context(viewport={"width": width, "height": height})
+            blocked: list[str] = []
+            dialogs: list[str] = []
+
+            def route(r):
+                if r.request.url.startswith(("file:", "about:", "data:")):
+                    r.continue_()
+                else:
+                    blocked.append(r.request.url)
+                    r.abort()
+
+            context.route("**/*", route)
+            page = context.new_page()
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.blocked, page.dialogs = blocked, dialogs
+            yield page
+        finally:
+            browser.close()

@@ -186,6 +186,8 @@ def test_the_networkx_graph_is_a_read_only_view_that_says_what_to_call():
     assert set(view.nodes) == {"n1", "n2", "c1"}
     assert nx.shortest_path(view, "n1", "n2") == ["n1", "c1", "n2"]  # networkx algorithms run on it directly
     assert nx.degree_centrality(view)["c1"] == 1.0
+    ranks = nx.pagerank(view)  # scipy-backed in networkx 3
+    assert max(ranks, key=ranks.get) == "c1" and abs(sum(ranks.values()) - 1.0) < 1e-9  # the hub ranks first
     for edit in (lambda: view.remove_node("n2"), lambda: view.add_edge("n1", "n2"), lambda: view.clear()):
         with pytest.raises(LoomError, match="read-only view.*LoomGraph.remove"):
             edit()

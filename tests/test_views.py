@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import TableEmbedder, unit
-from loom_nb import SIGNALS, HashingEmbedder, Loom, LoomConfig, LoomGraph
+from loom_nb import SIGNALS, HashingEmbedder, Loom, LoomConfig
 from loom_nb.views import NodeView
 from loom_nb.views.figures import budget_figure, contributions_figure, embedding_map, score_histogram
 from loom_nb.views.widgets import TunerSnapshot

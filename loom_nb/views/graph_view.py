@@ -27,7 +27,7 @@ from typing import Any
 
 import networkx as nx
 
-__all__ = ["GraphView", "graph_html", "save_graph_html", "CONCEPT_COLOUR", "TYPE_COLOURS", "LOADED_BORDER"]
+__all__ = ["CLUSTER_ABOVE", "GraphView", "graph_html", "save_graph_html", "CONCEPT_COLOUR", "TYPE_COLOURS", "LOADED_BORDER"]
 
 CONCEPT_COLOUR = "#b279a2"
 TYPE_COLOURS = {
@@ -250,24 +250,30 @@ def _layout(sub: nx.Graph, seed: int) -> dict[str, tuple[float, float]]:
     return {node: (float(x) * scale, float(y) * scale) for node, (x, y) in pos.items()}
 
 
-def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa: C901 - one node kind per branch
-    """Length: one kind of node or edge per branch."""
+def new_network(height: str):
+    """A pyvis network with vis-network inlined and physics off (positions are given)."""
     from pyvis.network import Network
-
-    graph = loom.graph
-    g = graph.nx
-    keep = plan.concepts + plan.content
-    sub = g.subgraph(keep)
-    pos = _layout(sub, seed)
 
     net = Network(height=height, width="100%", directed=False, notebook=False, cdn_resources="in_line")
     net.options = {
         "physics": {"enabled": False},
         "edges": {"smooth": False, "color": {"inherit": False}},
         "nodes": {"font": {"size": 12}},
-        "interaction": {"hover": True, "tooltipDelay": 150, "dragNodes": True},
+        "interaction": {"hover": True, "tooltipDelay": 150, "dragNodes": True, "hideEdgesOnDrag": True},
         "layout": {"improvedLayout": False},
     }
+    return net
+
+
+def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa: C901 - one node kind per branch
+    """Length: one kind of node or edge per branch."""
+    graph = loom.graph
+    g = graph.nx
+    keep = plan.concepts + plan.content
+    sub = g.subgraph(keep)
+    pos = _layout(sub, seed)
+
+    net = new_network(height)
 
     for cid in plan.concepts:
         c = graph.node(cid)
@@ -328,13 +334,19 @@ def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa
             color=EDGE_COLOURS.get(kind, "#9a9a9a"), title=_tooltip([f"{kind} {weight:.3f}"]), **extra,
         )
 
+    return offline_page(net, _caption(plan, result))
+
+
+def offline_page(net, caption: str, script: str = "") -> str:
+    """pyvis's page with the CDN tags it adds anyway removed, ``caption`` on top, and the
+    label decoder (then ``script``) run after the drawing."""
     page = net.generate_html()
     page = _CDN_LINK.sub("", page)
     page = _CDN_SCRIPT.sub("", page)
     page = _DEAD_COMMENT.sub("", page)
     page = _EMPTY_HEADING.sub("", page)
-    page = page.replace("<body>", "<body>\n" + _caption(plan, result), 1)
-    page = page.replace("</body>", _DECODE_SCRIPT + "\n</body>", 1)
+    page = page.replace("<body>", "<body>\n" + caption, 1)
+    page = page.replace("</body>", _DECODE_SCRIPT + "\n" + script + "\n</body>", 1)
     if not page.lstrip().lower().startswith("<!doctype"):
         page = "<!DOCTYPE html>\n" + page
     return page
@@ -343,7 +355,12 @@ def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa
 # -- public API ----------------------------------------------------------------------------------
 
 
-def graph_html(loom, result=None, *, max_nodes: int = 400, height: str = "640px", seed: int = 7) -> str:
+CLUSTER_ABOVE = 800
+"""Content nodes above which the graph is drawn as clusters of concepts (``clusters=None``)."""
+
+
+def graph_html(loom, result=None, *, max_nodes: int = 400, height: str = "640px", seed: int = 7,
+               clusters: bool | None = None) -> str:
     """A self-contained, offline HTML page drawing the graph with pyvis (vis-network inlined).
 
     Parameters
@@ -361,9 +378,21 @@ def graph_html(loom, result=None, *, max_nodes: int = 400, height: str = "640px"
         CSS height of the drawing.
     seed : int
         Seed of the spring layout (same graph, same seed: same picture).
+    clusters : bool, optional
+        Draw each concept as one node with its members folded until clicked
+        (:func:`loom_nb.views.graph_clusters.cluster_html`). By default, when the session
+        has more than :data:`CLUSTER_ABOVE` content nodes.
     """
+    if _clustered(loom, clusters):
+        from .graph_clusters import cluster_html
+
+        return cluster_html(loom, result, height=height, seed=seed)
     plan = _plan(loom, result, max_nodes)
     return _build(loom, result, plan, height=height, seed=seed)
+
+
+def _clustered(loom, clusters: bool | None) -> bool:
+    return bool(clusters) if clusters is not None else len(loom.graph.content_vectors) > CLUSTER_ABOVE
 
 
 def save_graph_html(loom, path, result=None, **kw) -> Path:
@@ -393,18 +422,23 @@ class GraphView(Displayable):
     Usually made with ``loom.graph_view(result)``.
     """
 
-    def __init__(self, loom, result=None, *, max_nodes: int = 400, height: str = "640px", seed: int = 7):
+    def __init__(self, loom, result=None, *, max_nodes: int = 400, height: str = "640px", seed: int = 7,
+                 clusters: bool | None = None):
         self.loom = loom
         self.result = result
         self.max_nodes = max_nodes
         self.height = height
         self.seed = seed
+        self.clusters = _clustered(loom, clusters)
+
+    def _options(self) -> dict:
+        return {"max_nodes": self.max_nodes, "height": self.height, "seed": self.seed, "clusters": self.clusters}
 
     def html(self) -> str:
-        return graph_html(self.loom, self.result, max_nodes=self.max_nodes, height=self.height, seed=self.seed)
+        return graph_html(self.loom, self.result, **self._options())
 
     def save(self, path) -> Path:
-        return save_graph_html(self.loom, path, self.result, max_nodes=self.max_nodes, height=self.height, seed=self.seed)
+        return save_graph_html(self.loom, path, self.result, **self._options())
 
     def _repr_html_(self) -> str:
         srcdoc = html.escape(self.html(), quote=True)
@@ -416,6 +450,10 @@ class GraphView(Displayable):
 
 
     def __str__(self) -> str:
+        if self.clusters:
+            c = self.loom.graph.counts()
+            return (f"Graph: {c['concepts']} concepts, {c['content']} content nodes, {c['edges']} edges\n"
+                    "drawn as clusters: one node per concept, its members folded until clicked")
         plan = _plan(self.loom, self.result, self.max_nodes)
         lines = [
             f"Graph: {plan.total_concepts} concepts, {plan.total_content} content nodes, "

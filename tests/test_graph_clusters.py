@@ -1,0 +1,91 @@
+"""A large session drawn as clusters (issue 15): one node per concept, members folded until
+clicked. The page is driven in headless Chromium with playwright: real clicks on the canvas,
+every outside request blocked, every dialog trapped."""
+
+import numpy as np
+import pytest
+
+from browser import browser_page
+from loom_nb import HashingEmbedder, Loom, LoomConfig, LoomGraph
+from loom_nb.core.concepts import primary_concepts, rebuild_concepts
+from loom_nb.views.graph_view import CLUSTER_ABOVE, graph_html
+
+HOSTILE = "<img src=x onerror=alert(1)><b>bold</b>"
+
+
+def big_loom(n: int = 5000, dim: int = 32, seed: int = 0) -> Loom:
+    """``n`` units around n/12 random centres, every title hostile markup, concepts rebuilt."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(n // 12, dim))
+    g = LoomGraph(LoomConfig(concept_threshold=0.99), embedding_model=HashingEmbedder(dim).model_id)
+    for k in range(n):
+        c = k % len(centres)
+        g.add_content(f"topic{c} unit{k} words", centres[c] + 0.3 * rng.normal(size=dim), title=f"unit {k} {HOSTILE}", link=False)
+    rebuild_concepts(g)
+    return Loom(embedder=HashingEmbedder(dim), graph=g)
+
+
+@pytest.fixture(scope="module")
+def big():
+    return big_loom()
+
+
+def open_page(page, path):
+    page.goto(path.as_uri())
+    page.wait_for_function("typeof network !== 'undefined' && window.loomClusters !== undefined")
+
+
+def click_node(page, node_id):
+    """A real mouse click where vis-network drew ``node_id``."""
+    at = page.evaluate(f"network.canvasToDOM(network.getPositions(['{node_id}'])['{node_id}'])")
+    box = page.locator("#mynetwork").bounding_box()
+    page.mouse.click(box["x"] + at["x"], box["y"] + at["y"])
+
+
+def test_a_large_session_is_drawn_as_its_concepts_and_a_click_unfolds_one(big, tmp_path):
+    assert len(big.graph.content_vectors) > CLUSTER_ABOVE
+    view = big.graph_view()
+    assert view.clusters and "drawn as clusters" in str(view)
+    path = view.save(tmp_path / "big.html")
+    concepts = list(big.graph.concept_vectors.ids)
+    labels = primary_concepts(big.graph)
+    with browser_page() as page:
+        open_page(page, path)
+        assert page.evaluate("nodes.length") == len(concepts)  # no member drawn yet
+        target = concepts[len(concepts) // 2]
+        own = int((labels == big.graph.concept_vectors.index[target]).sum())
+        click_node(page, target)
+        page.wait_for_function(f"window.loomClusters.open['{target}'] !== undefined", timeout=5000)
+        assert page.evaluate("nodes.length") == len(concepts) + own
+        assert page.text_content("#loom-cluster-status") == f"1 concept(s) unfolded, {own} member node(s) drawn"
+        member = page.evaluate(f"window.loomClusters.open['{target}'].nodes[0]")
+        assert page.evaluate(f"nodes.get('{member}').label").startswith(f"{member} unit ")  # canvas text, not markup
+        assert page.evaluate(f"nodes.get('{member}').title.textContent").count(HOSTILE) == 1  # literal text
+        click_node(page, target)
+        page.wait_for_function(f"window.loomClusters.open['{target}'] === undefined", timeout=5000)
+        assert page.evaluate("nodes.length") == len(concepts)
+        assert page.evaluate("document.querySelectorAll('img, b').length") == 0  # no title became markup
+        assert page.blocked == [] and page.dialogs == []
+
+
+def test_loaded_nodes_are_drawn_unfolded_and_their_concepts_marked(big, tmp_path):
+    result = big.query("topic7 unit7 words", budget=300)
+    assert result.loaded
+    page_html = graph_html(big, result)
+    assert "loaded (unfolded)" in page_html and HOSTILE not in page_html
+    path = tmp_path / "result.html"
+    path.write_text(page_html, encoding="utf-8")
+    with browser_page() as page:
+        open_page(page, path)
+        drawn = set(page.evaluate("nodes.getIds()"))
+        assert set(result.loaded) <= drawn
+        concept = big.graph.concepts_of(result.loaded[0])[0][0]
+        assert page.evaluate(f"nodes.get('{concept}').borderWidth") == 5
+
+
+def test_small_sessions_keep_the_full_drawing_unless_asked():
+    small = big_loom(120)
+    assert not small.graph_view().clusters
+    assert small.graph_view(clusters=True).clusters
+    assert "Click a concept to unfold" in graph_html(small, clusters=True)
+    assert "Click a concept to unfold" not in graph_html(small)
