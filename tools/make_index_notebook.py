@@ -133,6 +133,31 @@ cells = [
         "assert first not in code.graph and second not in code.graph"
     ),
     new_markdown_cell(
+        "The concept threshold (0.7 for MiniLM) decides which *other* concepts a unit also belongs to: those\n"
+        "whose mean it reaches at the threshold. `preview_threshold` shows what another value would do, changing\n"
+        "nothing: concepts whose members mostly reach each other merge, concepts most of whose members fall\n"
+        "below it split along their own communities. `apply_threshold` does it and keeps the value (the\n"
+        "tuner's threshold slider and its **apply threshold** button call the same two methods)."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "print(code.preview_threshold(0.6))\n"
+        "print()\n"
+        "print(code.preview_threshold(0.8))"
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "print(code.apply_threshold(0.75))  # the layer's figures after re-linking at 0.75\n"
+        "print(code.graph.concept_threshold)"
+    ),
+    new_markdown_cell(
+        "A large session is drawn as its concepts: one diamond per concept, sized by its members and named by\n"
+        "its terms, with its members folded until you click it (click again to fold them). `graph_view`\n"
+        "chooses this by itself past 800 content nodes (`make demo`'s index of the whole package has about\n"
+        "970); this sample has 255, so the cell asks for it with `clusters=True`."
+    ),
+    new_code_cell("code.graph_view(clusters=True)"),
+    new_markdown_cell(
         "`code.graph.nx` is a read-only networkx view, so networkx algorithms run on it directly;\n"
         "`to_networkx()` is a copy with plain attribute values, for `node_link_data` (JSON) or GraphML."
     ),
@@ -140,9 +165,9 @@ cells = [
         "# NBVAL_CHECK_OUTPUT\n"
         "import json\n"
         "import networkx as nx\n\n"
-        "centrality = nx.degree_centrality(code.graph.nx)\n"
-        "hub = max((n for n in centrality if n.startswith('c')), key=centrality.get)\n"
-        "print('best-connected concept:', hub, code.node(hub).name)\n"
+        "ranks = nx.pagerank(code.graph.nx)\n"
+        "hub = max((n for n in ranks if n.startswith('c')), key=ranks.get)\n"
+        "print('concept with the highest PageRank:', hub, code.node(hub).name)\n"
         "exported = json.dumps(nx.node_link_data(code.graph.to_networkx(), edges='links'))\n"
         "print(len(json.loads(exported)['nodes']), 'nodes exported as JSON')"
     ),

@@ -212,13 +212,20 @@ cells = [
     new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(notes.concept_quality())"),
     new_markdown_cell(
         "A concept is an index entry, never sent to the model. The view of the bulk-fermentation note's\n"
-        "concept lists the content linked to it, with each link's cosine, and its neighbour concepts."
+        "concept gives its distinctive terms (the words that set its notes apart from the other concepts'), the\n"
+        "content linked to it, with each link's cosine, and its neighbour concepts."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
         "concept_id, _ = notes.graph.concepts_of('n8')[0]\n"
         "notes.view(concept_id)"
     ),
+    new_markdown_cell(
+        "How strict a topic is follows the concept threshold. `preview_threshold` shows what another value\n"
+        "would do, without changing the session: at 0.4 the three concepts' notes mostly reach each other's\n"
+        "concepts, so they would merge into one (`apply_threshold(0.4)` would do it)."
+    ),
+    new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(notes.preview_threshold(0.4))"),
     new_markdown_cell(
         "A content node's view: provenance, staleness (the signal decays by half every 8 turns unused),\n"
         "its concepts, the *near miss* (the closest concept below the threshold) and a preview."
