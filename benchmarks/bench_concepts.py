@@ -75,7 +75,7 @@ def measure(name: str, loom: Loom) -> dict:
 def indexed(path: Path, work: Path) -> Loom:
     folder = work / path.name
     loom = Loom.open(folder, embedder=MiniLMEmbedder(), workspace=path)
-    loom.index(path, progress=False)
+    loom.index(path, progress=False, wait=True)
     loom.save()
     return loom
 

@@ -14,7 +14,7 @@ RSS (``ru_maxrss``) is that workspace's alone.
 
 Steps per workspace
 -------------------
-1. Cold index: a fresh ``Loom(session, embedder=...)`` then ``loom.index(copy, progress=False)``.
+1. Cold index: a fresh ``Loom(session, embedder=...)`` then ``loom.index(copy, progress=False, wait=True)``.
    Wall seconds include loading the model (timed apart too). Time is split into steps by
    timing shims put around the functions ``index_workspace`` calls (walk, read, outline,
    units, token counting, truncation, the model's ``embed``, ``add_content`` with its
@@ -232,7 +232,7 @@ def run_child(spec: dict) -> dict:
         loom.embedder.inner._load()  # the model: sha256 check, tokenizer, ONNX session
     model_load_s = time.perf_counter() - t_load
     rss["after model load"] = peak_rss_mb()
-    report = loom.index(copy, progress=False)
+    report = loom.index(copy, progress=False, wait=True)
     cold_s = time.perf_counter() - t0
     rss["after cold index"] = peak_rss_mb()
     nodes = [n for n in loom.graph.content_nodes() if n.type == "file_reference"]
@@ -279,12 +279,12 @@ def run_child(spec: dict) -> dict:
 
     # 4. unchanged re-index: the live session, then a session re-opened from disk
     stages.reset()
-    report = loom.index(copy, progress=False)
+    report = loom.index(copy, progress=False, wait=True)
     again = {"seconds": report.seconds, "report": report_dict(report), "stages": stages.snapshot(report.seconds)}
     again["ok"] = report.files_indexed == 0 and report.texts_embedded == 0
     reopened = Loom.open(session, embedder=make_embedder(spec["embedder"]))
     t = time.perf_counter()
-    report = reopened.index(copy, progress=False)
+    report = reopened.index(copy, progress=False, wait=True)
     again["reopened_s"] = time.perf_counter() - t
     again["reopened_report"] = report_dict(report)
     again["reopened_ok"] = report.files_indexed == 0 and report.texts_embedded == 0
@@ -298,7 +298,7 @@ def run_child(spec: dict) -> dict:
     with open(target, "a", encoding="utf-8") as fh:
         fh.write(APPENDED.get(lang, APPENDED_OTHER))
     stages.reset()
-    report = loom.index(copy, progress=False)
+    report = loom.index(copy, progress=False, wait=True)
     refresh = {
         "file": path, "language": lang, "file_bytes": size_before, "seconds": report.seconds, "report": report_dict(report),
         "stages": stages.snapshot(report.seconds), "ok": report.files_indexed == 1,
@@ -315,7 +315,7 @@ def run_child(spec: dict) -> dict:
         loom = Loom(Path(spec["session"] + "-profile"), embedder=make_embedder(spec["embedder"]))
         prof = cProfile.Profile()
         prof.enable()
-        loom.index(copy, progress=False)
+        loom.index(copy, progress=False, wait=True)
         prof.disable()
         listings = {}
         for key in ("tottime", "cumulative"):

@@ -75,7 +75,7 @@ def kills(count: int, seed: int) -> dict:
     first.add("the first committed note", split=False)
     first.save()
     warm = open_session(tmp / "warm-up")  # parse grammars and readability tables once, before forking
-    warm.index(work, progress=False)
+    warm.index(work, progress=False, wait=True)
     warm.add("warm up the classifier")
     unopenable = wrong = 0
     started = time.perf_counter()
@@ -88,7 +88,7 @@ def kills(count: int, seed: int) -> dict:
                         loom.add(f"round {round_} note {i} password=p{i} " + "words " * rng.randrange(1, 80), split=False)
                         if i % 3 == 0:
                             (work / f"m{i % 8}.py").write_text(f"def g{i}():\n    return {round_}\n")
-                            loom.index(work, progress=False)
+                            loom.index(work, progress=False, wait=True)
             finally:
                 os._exit(0)
         time.sleep(rng.uniform(0.01, 0.3))

@@ -101,7 +101,7 @@ def cmd_index(args) -> int:
 
     limits = WalkLimits(max_file_bytes=args.max_file_bytes, max_files=args.max_files)
     with _editing(args, create=True) as loom:
-        report = loom.index(args.path, limits=limits, extra_ignores=args.ignore or ())
+        report = loom.index(args.path, limits=limits, extra_ignores=args.ignore or (), wait=True)  # the process saves, then exits
     print(report)
     return 0
 

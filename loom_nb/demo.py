@@ -65,7 +65,7 @@ def build_session(sample: Path, out: Path, embedder: Embedder | None = None, *, 
     if "workspace" in spec:
         name = spec["workspace"]
         snapshot_into(sample, name, out)
-        report = loom.index(out / name, progress=False)
+        report = loom.index(out / name, progress=False, wait=True)
         loom.graph.metadata["workspace"]["root"] = name
         if verbose:
             print(report)
@@ -197,7 +197,20 @@ def run_self_demo(out: Path, embedder: Embedder | None = None, budget: int = 200
     print("=" * 100)
     print(f"Indexing loom-nb's own source ({PACKAGE}) into {out} …")
     loom = Loom.open(out, embedder=embedder)
-    print(loom.index(PACKAGE))
+    called = time.perf_counter()
+    report = loom.index(PACKAGE)
+    print(report)
+    if report.vectors_pending:  # a first run: index() returned before the vectors
+        query, _ = SELF_QUERIES[0]
+        early = loom.query(query, budget=budget)
+        print("-" * 100)
+        print(f"Asked {time.perf_counter() - called:.1f} s after index() was called, before the vectors are in: {query}")
+        print(f"  {early.embedding_note}")
+        for row in early.rows(3):
+            print(f"  {row.score:.3f}  {row.decision:<13} {row.title[:72]}")
+        loom.wait()
+        print(f"All {len(loom.graph.content_vectors)} vectors in place {time.perf_counter() - called:.1f} s after index() "
+              "was called (loom.wait()); the queries below rank with them.")
     for query, expected in SELF_QUERIES:
         result = loom.query(query, budget=budget)
         top = result.rows(5)

@@ -4,7 +4,7 @@ after a callback), the nodes it loaded and requested, with text and HTML views."
 from __future__ import annotations
 
 import html
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..core.display import TABLE_STYLE, Displayable, html_table
@@ -64,7 +64,7 @@ class Turn(Displayable):
         return sum(c.eval_count or 0 for c in self.calls)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = asdict(replace(self, result=None, messages=[]))  # the result holds the graph (and its lock): never copied
         data.pop("result")
         data.pop("messages")
         return data

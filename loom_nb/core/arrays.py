@@ -69,6 +69,10 @@ class VectorTable:
     def get(self, node_id: str) -> np.ndarray:
         return self._data[self.index[node_id]]
 
+    def set(self, node_id: str, vector: np.ndarray) -> None:
+        """Overwrite one row in place (views taken by :meth:`matrix` see the new values)."""
+        self._data[self.index[node_id]] = np.asarray(vector, dtype=np.float32).reshape(-1)
+
     def remove(self, node_id: str) -> None:
         row = self.index.pop(node_id)
         last = len(self.ids) - 1

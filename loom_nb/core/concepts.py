@@ -36,6 +36,7 @@ __all__ = [
     "distinctive_terms",
     "merge_candidates",
     "merge_concepts",
+    "needs_concept_rebuild",
     "nearest_neighbours",
     "rebuild_concepts",
     "split_concept",
@@ -327,6 +328,22 @@ def _overlaps(vectors: np.ndarray, centroids: np.ndarray, labels: np.ndarray, th
     if not found:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     return tuple(np.concatenate(parts) for parts in zip(*found))
+
+
+REBUILD_SHARE = 0.2
+"""An index run that adds or removes at least this share of the units rebuilds the concept
+layer; a smaller refresh links its new units to the concepts there are."""
+
+
+def needs_concept_rebuild(graph: LoomGraph, *, added: int, removed: int) -> bool:
+    """Whether a change of ``added`` and ``removed`` units calls for :func:`rebuild_concepts`
+    (see :data:`REBUILD_SHARE`), or the graph's concepts were never rebuilt as communities.
+    Called after the removals, before the additions."""
+    after = len(graph.content_vectors) + added  # the removed units are gone already
+    layer = graph.metadata.get("concepts", {})
+    if (layer.get("method"), layer.get("version")) != ("communities", LAYER_VERSION):
+        return after > 0
+    return added + removed >= REBUILD_SHARE * max(after, 1)
 
 
 def rebuild_concepts(graph: LoomGraph, target_size: int | None = None, *, seed: int = 0) -> ConceptQuality:

@@ -81,6 +81,10 @@ class CachedEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self._vectors[k] for k in keys]).astype(np.float32)
 
+    def uncached(self, texts: Sequence[str]) -> int:
+        """How many distinct texts of ``texts`` the model would have to embed."""
+        return len({key for key in map(text_key, texts) if key not in self._vectors})
+
     def items(self) -> Iterable[tuple[str, np.ndarray]]:
         return self._vectors.items()
 

@@ -94,10 +94,23 @@ class QueryResult(Displayable):
     graph_counts: dict[str, int] = field(default_factory=dict)
     request: Query | None = None
     """The query as asked: the message (:attr:`query`) and the history before it."""
+    embedded_share: float = 1.0
+    """Share of content nodes with their vectors in place when the query ran (below 1 while
+    an index embeds in the background: the rest had a semantic signal of 0)."""
+
+    @property
+    def embedding_note(self) -> str:
+        """"semantic: 41 % of units embedded; …" while vectors are pending, else ""."""
+        if self.embedded_share >= 1.0:
+            return ""
+        return (f"semantic: {self.embedded_share:.0%} of units embedded; the rest were ranked by their terms, path and "
+                "structure (vectors are still being computed in the background)")
 
     @property
     def manifest(self) -> str:
-        return self.packed.manifest
+        """The context manifest as the prompt carries it, after a line on pending vectors."""
+        note = self.embedding_note
+        return f"[{note}]\n{self.packed.manifest}" if note else self.packed.manifest
 
     @property
     def context(self) -> str:
@@ -237,6 +250,8 @@ class Loom(Displayable):
             )
         self._saved_scores: dict[str, Any] = {}
         self._last_query: tuple | None = None
+        self._fill = None
+        """The background vector fill of the last index run (loom_nb.index.background)."""
 
     # -- opening and saving -----------------------------------------------------------------
     @classmethod
@@ -299,6 +314,10 @@ class Loom(Displayable):
                 log.warning("%s names %s as its workspace, never confirmed on this machine: its file references are "
                             "left out until you pass workspace=%r", folder, named, str(named))
         loom._saved_scores = doc.get("scores", {})
+        if graph.pending_vectors:
+            from ..index.background import resume_fill  # the facade reaches a layer up, as index() does
+
+            loom._fill = resume_fill(loom)
         return loom
 
     @property
@@ -316,7 +335,8 @@ class Loom(Displayable):
             self.folder = Path(folder)
         if self.folder is None:
             raise LoomError("this session has no folder yet: call save(folder)")
-        path = save_graph(self.graph, self.folder, cache_items=list(self.embedder.items()), scores=self.last_scores)
+        with self.graph.lock:  # never half of a background batch
+            path = save_graph(self.graph, self.folder, cache_items=list(self.embedder.items()), scores=self.last_scores)
         if self.graph.workspace is not None:  # set only by index() or a confirmed open
             confirm(self.folder, self.graph.workspace)
         log.info("saved %s", path)
@@ -412,10 +432,26 @@ class Loom(Displayable):
         return self.graph.add_content(text, vector, tokens=tokens, chunks=spans, chunk_vectors=chunk_vecs, **kwargs)
 
     def index(self, root: str | Path, **options) -> "IndexReport":
-        """Index (or refresh) a workspace folder into reference nodes; see :func:`loom_nb.index.index_workspace`."""
+        """Index (or refresh) a workspace folder into reference nodes; see :func:`loom_nb.index.index_workspace`.
+
+        A large run returns before its vectors are in (``wait=None``); they are embedded in
+        the background, and :meth:`wait` blocks until they are. ``wait=True`` embeds first."""
         from ..index import index_workspace
 
+        self.wait()  # one fill at a time: a refresh starts from complete vectors
         return index_workspace(self, root, **options)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the vectors an index run is embedding in the background are in (or
+        ``timeout`` seconds pass); True when none is pending. Raises what stopped the fill."""
+        if self._fill is None:
+            return not self.graph.pending_vectors
+        return self._fill.wait(timeout) and not self.graph.pending_vectors
+
+    @property
+    def embedded_share(self) -> float:
+        """The share of content nodes whose vectors are in place (see :meth:`wait`)."""
+        return self.graph.embedded_share
 
     def export_report(self, result: "QueryResult", path: str | Path, **options) -> Path:
         """One self-contained HTML file (graph, manifest, table, charts) that opens offline."""
@@ -522,6 +558,15 @@ class Loom(Displayable):
             base = weights
         retrieval = request.retrieval_text()
         query_vector = self.embedder.embed([retrieval])[0] if chosen.embeds_query else None
+        with self.graph.lock:  # a background fill writes between queries, never during one
+            return self._rank_and_pack(request, text, prompt_text, classification, chosen, base, retrieval, query_vector,
+                                       budget=budget, model=model, window=window, callback=callback, record=record,
+                                       ask_ollama=ask_ollama, exclude=exclude, exclude_reason=exclude_reason, started=started)
+
+    def _rank_and_pack(self, request, text, prompt_text, classification, chosen, base, retrieval, query_vector, *,
+                       budget, model, window, callback, record, ask_ollama, exclude, exclude_reason, started) -> QueryResult:
+        """The part of :meth:`query` that reads the graph (held under its lock)."""
+        config = self.graph.config
         index = self.graph.content_vectors.index  # ranking rows are content_vectors rows
         excluded_rows = [index[n] for n in exclude if n in index]
         ranking = rank(self.graph, query_vector, query=retrieval, weights=chosen.weights(base), config=config,
@@ -556,7 +601,7 @@ class Loom(Displayable):
         return QueryResult(
             query=text, classification=classification, mode=chosen, budget=plan, window=win,
             ranking=ranking, packed=packed, messages=messages, seconds=time.perf_counter() - started,
-            graph_counts=self.graph.counts(), request=request,
+            graph_counts=self.graph.counts(), request=request, embedded_share=self.graph.embedded_share,
         )
 
     # -- concepts ------------------------------------------------------------------------

@@ -11,9 +11,11 @@ index, id counters); split, two objects could disagree about a node.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
+import threading
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -227,6 +229,17 @@ def extractive_name(text: str, max_terms: int = 3, max_description: int = 160) -
 # -- the graph ------------------------------------------------------------------------------
 
 
+def _locked(method):
+    """Run a method that changes the tables under the graph's lock: a background vector
+    fill writes rows in place, and a table that grows meanwhile would lose its write."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 class LoomGraph:
     """Concept and content nodes over a ``networkx.Graph``, with threshold linking.
 
@@ -293,6 +306,9 @@ class LoomGraph:
         self._version = 0
         self._arrays: GraphArrays | None = None
         self._arrays_version = -1
+        self.lock = threading.RLock()
+        """Held by a query while it ranks and packs, by a save, and by the background
+        vector fill while it writes a batch: a query never sees half a batch."""
 
     # -- the networkx graph ----------------------------------------------------------------
     @property
@@ -460,6 +476,43 @@ class LoomGraph:
             if node_id not in self:
                 return node_id
 
+    # -- vectors that arrive after their nodes (loom_nb.index.background) ---------------------
+    @property
+    def pending_vectors(self) -> list[str]:
+        """Content ids added before their vectors (zero vectors until filled in); saved with
+        the session, so a re-open goes on embedding them."""
+        return list(self.metadata.get("pending_vectors") or [])
+
+    @property
+    def embedded_share(self) -> float:
+        """The share of content nodes whose vectors are in place (1.0 when none is pending)."""
+        pending = len(self.metadata.get("pending_vectors") or [])
+        total = len(self.content_vectors)
+        return 1.0 - pending / total if total and pending else 1.0
+
+    def set_vector(self, node_id: str, vector: np.ndarray, chunk_vectors: np.ndarray | None = None) -> None:
+        """Put the vector (and chunk vectors) of a node added with a placeholder in place. The
+        row is written in place, so ranking's cached arrays need no rebuild."""
+        node = self.node(node_id)
+        if node.kind != "content":
+            raise LoomError(f"{node_id} is a concept; only content vectors are filled in")
+        self.content_vectors.set(node_id, self._check_vector(vector))
+        if chunk_vectors is not None and len(node.chunks):
+            self.chunk_vectors[node_id] = np.asarray(chunk_vectors, dtype=np.float32)
+
+    def link_content(self, node_id: str) -> LinkReport:
+        """Link a content node added with ``link=False`` to the concepts at the threshold (or
+        found one), as :meth:`add_content` would have."""
+        node = self.node(node_id)
+        try:
+            text = self.text(node_id)
+        except Exception:  # a reference whose file changed since: its title names the concept
+            text = node.title
+        self._editable()
+        node.linking = self._link(node, text, self.content_vectors.get(node_id))
+        self._touch()
+        return node.linking
+
     def _check_vector(self, vector: np.ndarray) -> np.ndarray:
         vector = np.asarray(vector, dtype=np.float32).reshape(-1)
         dim = self.concept_vectors.dim or self.content_vectors.dim
@@ -471,6 +524,7 @@ class LoomGraph:
         norm = float(np.linalg.norm(vector))
         return vector / norm if norm > 0 else vector
 
+    @_locked
     def add_content(
         self,
         text: str,
@@ -567,6 +621,7 @@ class LoomGraph:
             self._link_weight.append(sim)
         return report
 
+    @_locked
     def add_concept(self, text: str, vector: np.ndarray, *, origin: str | None = None, name: str | None = None, description: str | None = None) -> ConceptNode:
         """Create a concept and its edges to the most similar existing concepts."""
         graph = self._graph()
@@ -604,6 +659,7 @@ class LoomGraph:
         """Replace every concept with ``specs`` (see :func:`loom_nb.core.concepts.rebuild_concepts`)."""
         return self.replace_concepts(list(self.concept_vectors.ids), specs)
 
+    @_locked
     def replace_concepts(self, old: list[str], specs: list[ConceptSpec]) -> list[str]:
         """Remove the concepts ``old`` (their links and concept edges) and create ``specs``,
         each joined to its ``concept_edge_k`` most similar concepts at or above
@@ -665,6 +721,7 @@ class LoomGraph:
         """Remove a content node; concepts left with no content are removed too."""
         self.remove_many([node_id])
 
+    @_locked
     def remove_many(self, node_ids: list[str]) -> None:
         """Remove content nodes (and concepts left with no content), rescanning edges once."""
         for node_id in node_ids:
@@ -717,6 +774,7 @@ class LoomGraph:
                 self._structure.append((c_index[a], c_index[b]))
                 self._structure_kind.append(d["kind"])
 
+    @_locked
     def add_structure(self, source: str, target: str, kind: str) -> bool:
         """A code-structure edge between two content nodes ("imports" or "references").
 

@@ -141,6 +141,8 @@ class ConceptLayer(_Strict):
 class Metadata(_Strict):
     workspace: Optional[WorkspaceState] = None
     concepts: Optional[ConceptLayer] = None
+    pending_vectors: Optional[list[Annotated[str, StringConstraints(max_length=64)]]] = None
+    """Content ids whose vectors were still being computed at the save."""
 
 
 class Document(_Strict):

@@ -352,13 +352,13 @@ class Workbench:
                     state = loom.graph.metadata.get("workspace")
                     if state and state.get("root") != str(Path(case.workspace).resolve()):
                         state.update(root=str(Path(case.workspace).resolve()), commit=None)
-                    loom.index(case.workspace, progress=self.progress)
+                    loom.index(case.workspace, progress=self.progress, wait=True)
                     loom.save()
                     self.looms[key] = loom
                     self._siblings[Path(case.workspace).parent] = (folder, Path(case.workspace).resolve())
                 else:
                     loom = Loom(embedder=self.embedder)
-                    loom.index(case.workspace, progress=self.progress)
+                    loom.index(case.workspace, progress=self.progress, wait=True)
                     self.looms[key] = loom
             except LoomError as exc:
                 self.failures[key] = str(exc)

@@ -12,9 +12,7 @@ commit; outside git, or for uncommitted edits, the size, mtime and content hash 
 from __future__ import annotations
 
 import logging
-import posixpath
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -27,8 +25,10 @@ from ..core.pack import chunk_spans
 from ..core.tokens import count_tokens_many, truncate_to_tokens
 from .git import changed_since, dirty_files, head_commit
 from .symbols import outline
+from .background import BACKGROUND_ABOVE, FillJob, VectorFill
+from .structure import MAX_SHARED_DEFINITIONS, link_structure, resolve_import  # noqa: F401 - importable from here as before
 from .units import EMBED_TOKENS, Unit, file_units
-from ..core.concepts import LAYER_VERSION, rebuild_concepts
+from ..core.concepts import REBUILD_SHARE, needs_concept_rebuild, rebuild_concepts  # noqa: F401 - importable from here as before
 from ..core.display import Displayable
 from .walk import WalkLimits, read_text, walk_workspace
 
@@ -40,8 +40,6 @@ UNITS_VERSION = 4
 version is re-cut in full on its next refresh (2: Go methods are units of their own;
 comments above a symbol belong to it; 3: identifiers such as ``__version__`` are terms;
 4: units over ``max_unit_tokens`` that symbols cannot split are cut into parts)."""
-MAX_SHARED_DEFINITIONS = 3
-"""A name defined in more places than this (``get``, ``run``) draws no reference edges."""
 
 
 @dataclass
@@ -72,6 +70,8 @@ class IndexReport(Displayable):
     git: bool = False
     """Whether change detection asked git first."""
     skipped_reasons: dict[str, int] = field(default_factory=dict)
+    vectors_pending: int = 0
+    """Units whose vectors were still being embedded in the background when the run returned."""
 
 
     def __str__(self) -> str:
@@ -82,6 +82,9 @@ class IndexReport(Displayable):
             f"{self.concepts} concepts; {self.structure_edges} structure edges; {self.parse_errors} files with parse errors",
             f"  {self.seconds:.1f} s; change detection by {'git, then size/mtime/hash' if self.git else 'size/mtime/hash'}",
         ]
+        if self.vectors_pending:
+            parts.append(f"  vectors: {self.vectors_pending} units embedding in the background (queries rank them by "
+                         "their terms until then; loom.wait() blocks until they are in)")
         if self.skipped_reasons:
             parts.append("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(self.skipped_reasons.items(), key=lambda x: -x[1])))
         return "\n".join(parts)
@@ -105,6 +108,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     extra_ignores: Sequence[str] = (),
     max_unit_tokens: int = 800,
     progress: bool | None = None,
+    wait: bool | None = None,
 ) -> IndexReport:
     """Index (or refresh) the folder ``root`` into ``loom``'s graph.
 
@@ -122,6 +126,11 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
         unit bigger than this is cut into parts (:func:`~loom_nb.index.units.split_large`).
     progress : bool, optional
         Show tqdm bars (default: when attached to a terminal or notebook).
+    wait : bool, optional
+        Whether to embed before returning. By default only when fewer than
+        :data:`~loom_nb.index.background.BACKGROUND_ABOVE` texts need the model; otherwise
+        the units are added with their vectors pending and embedded on a background thread
+        (:mod:`loom_nb.index.background`; ``loom.wait()`` blocks until they are in).
 
     Length: the pipeline in order (walk, parse, embed, link, report), each step a call.
     """
@@ -198,12 +207,16 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
         spans = chunk_spans(unit.text, config.chunk_tokens) if n > config.large_node_tokens else []
         plan.append((len(pieces), spans))
         pieces.extend([truncate_to_tokens(unit.text[s:e], EMBED_TOKENS) for s, e in spans] if spans else [unit.embed_text()])
-    misses_before = loom.embedder.misses
-    vectors = np.zeros((len(pieces), loom.embedder.dim), dtype=np.float32) if pieces else None
-    batches = range(0, len(pieces), EMBED_BATCH)
-    for start in _progress(batches, len(batches), "embedding", progress):
-        vectors[start : start + EMBED_BATCH] = loom.embedder.embed(pieces[start : start + EMBED_BATCH])
-    report.texts_embedded = loom.embedder.misses - misses_before
+    background = not wait and pieces and (wait is False or _uncached(loom.embedder, pieces) >= BACKGROUND_ABOVE)
+    vectors = None
+    if pieces and not background:
+        misses_before = loom.embedder.misses
+        vectors = np.zeros((len(pieces), loom.embedder.dim), dtype=np.float32)
+        batches = range(0, len(pieces), EMBED_BATCH)
+        for start in _progress(batches, len(batches), "embedding", progress):
+            vectors[start : start + EMBED_BATCH] = loom.embedder.embed(pieces[start : start + EMBED_BATCH])
+        report.texts_embedded = loom.embedder.misses - misses_before
+    jobs: list[FillJob] = []
 
     # many new units: add them unlinked and rebuild the concept layer once at the end;
     # a few: link them by threshold to the concepts there are (issue 15)
@@ -215,7 +228,9 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
             first, spans = plan[position]
             n_tokens = tokens[position]
             position += 1
-            if spans:
+            if vectors is None:  # embedded later, in the background
+                chunk_vecs, vector = None, np.zeros(loom.embedder.dim, dtype=np.float32)
+            elif spans:
                 chunk_vecs = vectors[first : first + len(spans)]
                 vector = chunk_mean(chunk_vecs)
             else:
@@ -231,7 +246,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
                 chunks=spans,
                 chunk_vectors=chunk_vecs,
                 fields=unit.fields(),
-                link=not rebuild,
+                link=not rebuild and vectors is not None,
                 meta={
                     "path": unit.path,
                     "language": language,
@@ -240,8 +255,12 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
                     "defines": list(unit.defines),
                     "references": list(unit.references),
                     "imports": list(unit.imports),
+                    # what a re-open needs to embed a pending unit as this run would have
+                    **({"embed_doc": unit.doc} if vectors is None and unit.doc and unit.doc not in unit.text else {}),
                 },
             )
+            if vectors is None:
+                jobs.append(FillJob(node.id, tuple(pieces[first : first + max(len(spans), 1)]), bool(spans)))
             ids.append(node.id)
             report.nodes_added += 1
         entry = current[path]
@@ -263,7 +282,11 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     else:
         report.structure_edges = graph.structure_count
     graph.lexical.compact()
-    if rebuild:
+    if jobs:
+        graph.metadata["pending_vectors"] = [job.node_id for job in jobs]
+        report.vectors_pending = len(jobs)
+        loom._fill = VectorFill(graph, loom.embedder, jobs, rebuild=rebuild, progress=progress).start()
+    elif rebuild:
         rebuild_concepts(graph)
     report.concepts = len(graph.concept_vectors)
     report.seconds = time.perf_counter() - started
@@ -271,140 +294,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     return report
 
 
-REBUILD_SHARE = 0.2
-"""An index run that adds or removes at least this share of the units rebuilds the concept
-layer; a smaller refresh links its new units to the concepts there are."""
-
-
-def needs_concept_rebuild(graph, *, added: int, removed: int) -> bool:
-    """Called after the run's removals, before its additions: whether its changes call for :func:`rebuild_concepts` (see :data:`REBUILD_SHARE`),
-    or the graph's concepts were never rebuilt as communities."""
-    after = len(graph.content_vectors) + added  # the removed units are gone already
-    layer = graph.metadata.get("concepts", {})
-    if (layer.get("method"), layer.get("version")) != ("communities", LAYER_VERSION):
-        return after > 0
-    return added + removed >= REBUILD_SHARE * max(after, 1)
-
-
-# -- structure: imports and references -------------------------------------------------------
-
-
-class ImportResolver:
-    """Finds the indexed file an import names, with lookups built once per set of paths.
-
-    Relative imports resolve against the importing file; module paths (Python packages,
-    Java/PHP/Rust paths) match a unique path suffix; a Go import path ends with the folder
-    of its package.
-    """
-
-    def __init__(self, paths: set[str]):
-        self.paths = paths
-        self.by_suffix: dict[str, list[str]] = defaultdict(list)
-        self.go_folders: dict[str, str] = {}
-        for path in sorted(paths):
-            parts = path.split("/")
-            for k in range(1, len(parts)):
-                self.by_suffix["/".join(parts[k:])].append(path)
-            if path.endswith(".go"):
-                folder = posixpath.dirname(path)
-                self.go_folders.setdefault(folder, path)
-
-    def _unique_suffix(self, candidate: str) -> str | None:
-        matches = self.by_suffix.get(candidate, [])
-        return matches[0] if len(matches) == 1 else None
-
-    def resolve(self, importer: str, spec: str, language: str) -> str | None:  # noqa: C901 - one import form per language
-        folder = posixpath.dirname(importer)
-        if language == "go":
-            parts = spec.strip("/").split("/")
-            for k in range(len(parts)):  # the longest tail of the import path that is a folder
-                tail = "/".join(parts[k:])
-                if tail in self.go_folders:
-                    return self.go_folders[tail]
-            return None
-        candidates: list[str] = []
-        if language == "python":
-            dots = len(spec) - len(spec.lstrip("."))
-            rest = spec.lstrip(".").replace(".", "/")
-            if dots:
-                base = folder
-                for _ in range(dots - 1):
-                    base = posixpath.dirname(base)
-                stem = posixpath.join(base, rest) if rest else base
-            else:
-                stem = rest
-            candidates = [f"{stem}.py", f"{stem}/__init__.py"]
-            suffix_ok = not dots
-        elif language in ("javascript", "typescript", "tsx"):
-            if not spec.startswith("."):
-                return None  # a package from node_modules
-            stem = posixpath.normpath(posixpath.join(folder, spec))
-            exts = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
-            candidates = [stem] + [stem + e for e in exts] + [f"{stem}/index{e}" for e in exts]
-            suffix_ok = False
-        else:
-            cleaned = spec.replace("\\", "/").replace("::", "/").replace(".", "/").strip("/")
-            for prefix in ("crate/", "self/", "super/"):
-                cleaned = cleaned.removeprefix(prefix)
-            ext = {"rust": ".rs", "java": ".java", "php": ".php"}.get(language)
-            if ext is None:
-                return None
-            candidates = [cleaned + ext, cleaned + "/mod.rs"]
-            suffix_ok = True
-        for candidate in candidates:
-            candidate = posixpath.normpath(candidate)
-            if candidate in self.paths:
-                return candidate
-        if suffix_ok:
-            for candidate in candidates:
-                found = self._unique_suffix(posixpath.normpath(candidate))
-                if found:
-                    return found
-        return None
-
-
-def resolve_import(importer: str, spec: str, language: str, paths: set[str]) -> str | None:
-    """The indexed file an import names, if any (see :class:`ImportResolver`).
-
-    >>> resolve_import("pkg/a.py", ".b", "python", {"pkg/b.py"})
-    'pkg/b.py'
-    >>> resolve_import("src/app.ts", "./util", "typescript", {"src/util.ts"})
-    'src/util.ts'
-    >>> resolve_import("pkg/a.py", "pkg.sub", "python", {"pkg/sub/__init__.py"})
-    'pkg/sub/__init__.py'
-    """
-    return ImportResolver(paths).resolve(importer, spec, language)
-
-
-def link_structure(graph, files: dict[str, dict]) -> int:
-    """Recompute every import and reference edge from the nodes' metadata; returns the count.
-
-    Imports join the first node of the importing file to the first node of the imported
-    file; references join a unit that calls a name to the unit(s) defining it, as aider's
-    repository map does, skipping names defined in too many places to mean anything.
-    """
-    graph.clear_structure()
-    resolver = ImportResolver(set(files))
-    first_node = {path: info["nodes"][0] for path, info in files.items() if info["nodes"]}
-    definitions: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    metas = []
-    for path, info in files.items():
-        for node_id in info["nodes"]:
-            meta = graph.node(node_id).meta
-            metas.append((node_id, meta))
-            for name in meta.get("defines", ()):
-                definitions[name].append((node_id, path))
-    count = 0
-    for node_id, meta in metas:
-        path = meta.get("path", "")
-        for spec in meta.get("imports", ()):
-            target = resolver.resolve(path, spec, meta.get("language", ""))
-            if target and target != path and target in first_node:
-                count += graph.add_structure(node_id, first_node[target], "imports")
-        for name in meta.get("references", ()):
-            targets = definitions.get(name, [])
-            if 0 < len(targets) <= MAX_SHARED_DEFINITIONS:
-                for target_id, target_path in targets:
-                    if target_id != node_id:
-                        count += graph.add_structure(node_id, target_id, "references")
-    return count
+def _uncached(embedder, texts: list[str]) -> int:
+    """Texts the model would embed (all of them for an embedder without a cache)."""
+    counter = getattr(embedder, "uncached", None)
+    return counter(texts) if counter is not None else len(texts)

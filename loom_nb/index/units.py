@@ -22,6 +22,14 @@ queries still find rank.py, store.py and classify.py first."""
 CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type", "module"})
 
 
+def unit_embed_text(path: str, name: str, doc: str, text: str, max_tokens: int = EMBED_TOKENS) -> str:
+    """What indexing embeds of a unit (see :meth:`Unit.embed_text`); a function of the
+    node's stored fields, so a re-opened session embeds a pending unit the same way."""
+    head = f"{path} {name}".strip()
+    doc = f"\n{doc}" if doc and doc not in text else ""
+    return truncate_to_tokens(f"{head}{doc}\n{text}", max_tokens)
+
+
 @dataclass(frozen=True)
 class Unit:
     """One indexed piece of a file, with the fields lexical ranking reads."""
@@ -56,9 +64,7 @@ class Unit:
         MiniLM reads 256 tokens at most and costs grow with length; the head of a unit says
         what it is, so indexing embeds at most ``max_tokens`` of it.
         """
-        head = f"{self.path} {self.name}".strip()
-        doc = f"\n{self.doc}" if self.doc and self.doc not in self.text else ""
-        return truncate_to_tokens(f"{head}{doc}\n{self.text}", max_tokens)
+        return unit_embed_text(self.path, self.name, self.doc, self.text, max_tokens)
 
     def fields(self) -> dict[str, str]:
         """Text per lexical field (seed 004: path, symbol, heading, import, content)."""

@@ -1,0 +1,132 @@
+"""Code-structure edges: which indexed file an import names, and the import and reference
+edges between units that ranking's density and file signals read."""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+
+__all__ = ["ImportResolver", "MAX_SHARED_DEFINITIONS", "link_structure", "resolve_import"]
+
+MAX_SHARED_DEFINITIONS = 3
+"""A name defined in more places than this (``get``, ``run``) draws no reference edges."""
+
+class ImportResolver:
+    """Finds the indexed file an import names, with lookups built once per set of paths.
+
+    Relative imports resolve against the importing file; module paths (Python packages,
+    Java/PHP/Rust paths) match a unique path suffix; a Go import path ends with the folder
+    of its package.
+    """
+
+    def __init__(self, paths: set[str]):
+        self.paths = paths
+        self.by_suffix: dict[str, list[str]] = defaultdict(list)
+        self.go_folders: dict[str, str] = {}
+        for path in sorted(paths):
+            parts = path.split("/")
+            for k in range(1, len(parts)):
+                self.by_suffix["/".join(parts[k:])].append(path)
+            if path.endswith(".go"):
+                folder = posixpath.dirname(path)
+                self.go_folders.setdefault(folder, path)
+
+    def _unique_suffix(self, candidate: str) -> str | None:
+        matches = self.by_suffix.get(candidate, [])
+        return matches[0] if len(matches) == 1 else None
+
+    def resolve(self, importer: str, spec: str, language: str) -> str | None:  # noqa: C901 - one import form per language
+        folder = posixpath.dirname(importer)
+        if language == "go":
+            parts = spec.strip("/").split("/")
+            for k in range(len(parts)):  # the longest tail of the import path that is a folder
+                tail = "/".join(parts[k:])
+                if tail in self.go_folders:
+                    return self.go_folders[tail]
+            return None
+        candidates: list[str] = []
+        if language == "python":
+            dots = len(spec) - len(spec.lstrip("."))
+            rest = spec.lstrip(".").replace(".", "/")
+            if dots:
+                base = folder
+                for _ in range(dots - 1):
+                    base = posixpath.dirname(base)
+                stem = posixpath.join(base, rest) if rest else base
+            else:
+                stem = rest
+            candidates = [f"{stem}.py", f"{stem}/__init__.py"]
+            suffix_ok = not dots
+        elif language in ("javascript", "typescript", "tsx"):
+            if not spec.startswith("."):
+                return None  # a package from node_modules
+            stem = posixpath.normpath(posixpath.join(folder, spec))
+            exts = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
+            candidates = [stem] + [stem + e for e in exts] + [f"{stem}/index{e}" for e in exts]
+            suffix_ok = False
+        else:
+            cleaned = spec.replace("\\", "/").replace("::", "/").replace(".", "/").strip("/")
+            for prefix in ("crate/", "self/", "super/"):
+                cleaned = cleaned.removeprefix(prefix)
+            ext = {"rust": ".rs", "java": ".java", "php": ".php"}.get(language)
+            if ext is None:
+                return None
+            candidates = [cleaned + ext, cleaned + "/mod.rs"]
+            suffix_ok = True
+        for candidate in candidates:
+            candidate = posixpath.normpath(candidate)
+            if candidate in self.paths:
+                return candidate
+        if suffix_ok:
+            for candidate in candidates:
+                found = self._unique_suffix(posixpath.normpath(candidate))
+                if found:
+                    return found
+        return None
+
+
+def resolve_import(importer: str, spec: str, language: str, paths: set[str]) -> str | None:
+    """The indexed file an import names, if any (see :class:`ImportResolver`).
+
+    >>> resolve_import("pkg/a.py", ".b", "python", {"pkg/b.py"})
+    'pkg/b.py'
+    >>> resolve_import("src/app.ts", "./util", "typescript", {"src/util.ts"})
+    'src/util.ts'
+    >>> resolve_import("pkg/a.py", "pkg.sub", "python", {"pkg/sub/__init__.py"})
+    'pkg/sub/__init__.py'
+    """
+    return ImportResolver(paths).resolve(importer, spec, language)
+
+
+def link_structure(graph, files: dict[str, dict]) -> int:
+    """Recompute every import and reference edge from the nodes' metadata; returns the count.
+
+    Imports join the first node of the importing file to the first node of the imported
+    file; references join a unit that calls a name to the unit(s) defining it, as aider's
+    repository map does, skipping names defined in too many places to mean anything.
+    """
+    graph.clear_structure()
+    resolver = ImportResolver(set(files))
+    first_node = {path: info["nodes"][0] for path, info in files.items() if info["nodes"]}
+    definitions: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    metas = []
+    for path, info in files.items():
+        for node_id in info["nodes"]:
+            meta = graph.node(node_id).meta
+            metas.append((node_id, meta))
+            for name in meta.get("defines", ()):
+                definitions[name].append((node_id, path))
+    count = 0
+    for node_id, meta in metas:
+        path = meta.get("path", "")
+        for spec in meta.get("imports", ()):
+            target = resolver.resolve(path, spec, meta.get("language", ""))
+            if target and target != path and target in first_node:
+                count += graph.add_structure(node_id, first_node[target], "imports")
+        for name in meta.get("references", ()):
+            targets = definitions.get(name, [])
+            if 0 < len(targets) <= MAX_SHARED_DEFINITIONS:
+                for target_id, target_path in targets:
+                    if target_id != node_id:
+                        count += graph.add_structure(node_id, target_id, "references")
+    return count

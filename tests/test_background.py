@@ -1,0 +1,129 @@
+"""Indexing that returns before its vectors (issue 16): units added with their vectors
+pending, embedded on a worker thread, saved and resumed; queries meanwhile rank with what
+there is. An embedder whose batches wait on a gate holds the fill where a test wants it."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from loom_nb import HashingEmbedder, Loom, LoomError
+from loom_nb.index import background
+
+from test_index import FILES, make_workspace
+
+
+class GatedEmbedder(HashingEmbedder):
+    """A hashing embedder whose batches (more than one text: not a query) wait for ``gate``;
+    ``fail`` makes them raise instead."""
+
+    def __init__(self):
+        super().__init__(64)
+        self.gate = threading.Event()
+        self.fail = False
+
+    def embed(self, texts):
+        if len(texts) > 1:
+            assert self.gate.wait(20), "the test never opened the gate"
+            if self.fail:
+                raise RuntimeError("the model went away")
+        return super().embed(texts)
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    make_workspace(tmp_path / "ws")
+    return tmp_path / "ws"
+
+
+def synchronous(workspace, folder):
+    loom = Loom(folder, embedder=HashingEmbedder(64))
+    loom.index(workspace, progress=False, wait=True)
+    return loom
+
+
+def same_vectors(a: Loom, b: Loom) -> bool:
+    ta, tb = a.graph.content_vectors, b.graph.content_vectors
+    return sorted(ta.ids) == sorted(tb.ids) and all(np.array_equal(ta.get(i), tb.get(i)) for i in ta.ids)
+
+
+def test_index_returns_first_and_queries_say_how_much_is_embedded(workspace, tmp_path):
+    embedder = GatedEmbedder()
+    loom = Loom(tmp_path / "s", embedder=embedder)
+    report = loom.index(workspace, progress=False, wait=False)
+    units = len(loom.graph.content_vectors)
+    assert report.vectors_pending == units > 0 and "embedding in the background" in str(report)
+    assert loom.embedded_share == 0.0 and not loom.wait(timeout=0.05)
+    early = loom.query("refresh token rotate", budget=400)
+    assert early.embedded_share == 0.0
+    assert early.manifest.startswith("[semantic: 0% of units embedded")
+    assert any("tokens.py" in r.title for r in early.rows(3))  # found by its terms meanwhile
+    embedder.gate.set()
+    assert loom.wait(timeout=20) and loom.embedded_share == 1.0 and not loom.graph.pending_vectors
+    late = loom.query("refresh token rotate", budget=400)
+    assert late.embedded_share == 1.0 and not late.manifest.startswith("[semantic")
+    reference = synchronous(workspace, tmp_path / "sync")
+    assert same_vectors(loom, reference)
+    assert late.loaded == reference.query("refresh token rotate", budget=400).loaded
+
+
+def test_a_save_while_embedding_is_resumed_by_the_next_open(workspace, tmp_path):
+    embedder = GatedEmbedder()
+    loom = Loom(tmp_path / "s", embedder=embedder)
+    loom.index(workspace, progress=False, wait=False)
+    pending = loom.graph.pending_vectors
+    loom.save()  # the worker is held at its first batch
+    loom._fill.stop()
+    embedder.gate.set()
+    again = Loom.open(tmp_path / "s", embedder=HashingEmbedder(64))
+    assert again._fill.total == len(pending) > 0  # the open resumed every pending unit
+    assert again.wait(timeout=20) and again.embedded_share == 1.0
+    assert same_vectors(again, synchronous(workspace, tmp_path / "sync"))
+    again.save()
+    assert Loom.open(tmp_path / "s", embedder=HashingEmbedder(64)).graph.pending_vectors == []
+
+
+def test_a_failed_fill_is_reported_and_leaves_its_units_pending(workspace, tmp_path):
+    embedder = GatedEmbedder()
+    embedder.fail = True
+    embedder.gate.set()
+    loom = Loom(tmp_path / "s", embedder=embedder)
+    loom.index(workspace, progress=False, wait=False)
+    with pytest.raises(LoomError, match="stopped after 0 of .* units: the model went away; the rest stay pending"):
+        loom.wait(timeout=20)
+    assert len(loom.graph.pending_vectors) == len(loom.graph.content_vectors)
+    loom.save()
+    resumed = Loom.open(tmp_path / "s", embedder=HashingEmbedder(64))
+    assert resumed.wait(timeout=20) and resumed.embedded_share == 1.0
+
+
+def test_nodes_added_during_a_fill_keep_their_vectors(workspace, tmp_path):
+    embedder = GatedEmbedder()
+    loom = Loom(tmp_path / "s", embedder=embedder)
+    loom.index(workspace, progress=False, wait=False)
+    note = loom.add("A note about deployment windows, written while the index embeds.").ids[0]
+    embedder.gate.set()
+    assert loom.wait(timeout=20)
+    expected = HashingEmbedder(64).embed(["A note about deployment windows, written while the index embeds."])[0]
+    assert np.allclose(loom.graph.content_vectors.get(note), expected / np.linalg.norm(expected))
+    norms = np.linalg.norm(loom.graph.content_vectors.matrix, axis=1)
+    assert np.allclose(norms, 1.0)  # no batch was written into a table the note's row had replaced
+
+
+def test_by_default_a_small_index_embeds_in_line_and_a_large_one_in_the_background(workspace, tmp_path, monkeypatch):
+    small = Loom(tmp_path / "small", embedder=HashingEmbedder(64))
+    assert small.index(workspace, progress=False).vectors_pending == 0 and small.embedded_share == 1.0
+    monkeypatch.setattr(background, "BACKGROUND_ABOVE", 1)
+    monkeypatch.setattr("loom_nb.index.indexer.BACKGROUND_ABOVE", 1)
+    large = Loom(tmp_path / "large", embedder=HashingEmbedder(64))
+    assert large.index(workspace, progress=False).vectors_pending > 0
+    assert large.wait(timeout=20)
+
+
+def test_a_second_index_waits_for_the_first_fill(workspace, tmp_path):
+    embedder = GatedEmbedder()
+    loom = Loom(tmp_path / "s", embedder=embedder)
+    loom.index(workspace, progress=False, wait=False)
+    threading.Timer(0.2, embedder.gate.set).start()
+    report = loom.index(workspace, progress=False, wait=True)  # blocks until the gate opens and the fill ends
+    assert report.files_unchanged == report.files_seen and loom.embedded_share == 1.0
