@@ -127,3 +127,30 @@ def test_a_second_index_waits_for_the_first_fill(workspace, tmp_path):
     threading.Timer(0.2, embedder.gate.set).start()
     report = loom.index(workspace, progress=False, wait=True)  # blocks until the gate opens and the fill ends
     assert report.files_unchanged == report.files_seen and loom.embedded_share == 1.0
+
+
+def test_a_process_that_exits_while_embedding_ends_cleanly_and_keeps_its_pending_units(tmp_path):
+    """onnxruntime aborts the process if a daemon thread is killed inside a model call; the
+    exit stops the fill between batches instead. The saved session keeps what is pending."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("onnxruntime")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for k in range(60):
+        (ws / f"m{k}.py").write_text("".join(f"def f{k}_{j}(x):\n    '''Step {j} of module {k}.'''\n    return x + {j}\n\n\n" for j in range(8)))
+    script = (
+        "from loom_nb import Loom\n"
+        f"loom = Loom({str(tmp_path / 's')!r})\n"
+        f"loom.index({str(ws)!r}, progress=False, wait=False)\n"
+        "import time\n"
+        "while loom._fill.done == 0:  # the model is loaded and on its second batch\n"
+        "    time.sleep(0.02)\n"
+        "loom.save()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "terminate" not in done.stderr, done.stderr[-2000:]
+    reopened = Loom.open(tmp_path / "s")
+    assert reopened.graph.pending_vectors  # saved before the vectors were in
+    assert reopened.wait(timeout=300) and reopened.embedded_share == 1.0

@@ -37,6 +37,7 @@ def test_the_self_index_queries_find_their_module_in_the_top_3_of_the_default_ca
 
     loom = Loom.open(tmp_path / "self", embedder=minilm)
     loom.index(PACKAGE, progress=False)
+    assert loom.wait()  # the vectors are embedded in the background: the figures are with all of them
     for query, expected in SELF_QUERIES:
         result = loom.query(query, budget=2000)
         top = [row.title for row in result.rows(3)]

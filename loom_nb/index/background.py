@@ -17,8 +17,10 @@ the concepts at the threshold as its vector arrives (a small one).
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -39,6 +41,19 @@ BACKGROUND_ABOVE = 512
 ``index(..., wait=None)`` returns before its vectors: about 10 s of MiniLM on 2 cores.
 Below it, indexing embeds in line and returns with every vector in place."""
 FILL_BATCH = 64
+EXIT_WAIT = 60.0
+"""Seconds the interpreter's exit waits for a running fill to finish its batch. A daemon
+thread killed inside onnxruntime aborts the process ("terminate called without an active
+exception"); stopped between batches it just ends, its units still pending."""
+_RUNNING: "weakref.WeakSet[VectorFill]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_running_fills() -> None:
+    for fill in list(_RUNNING):
+        fill.stop()
+    for fill in list(_RUNNING):
+        fill._thread.join(EXIT_WAIT)
 
 
 @dataclass(frozen=True)
@@ -105,6 +120,7 @@ class VectorFill:
         self._thread = threading.Thread(target=self._run, name="loom-nb vector fill", daemon=True)
 
     def start(self) -> "VectorFill":
+        _RUNNING.add(self)
         self._thread.start()
         return self
 
@@ -157,6 +173,7 @@ class VectorFill:
             log.warning("background embedding stopped: %s", exc)
             self.error = exc
         finally:
+            _RUNNING.discard(self)
             if bar is not None:
                 bar.close()
 
