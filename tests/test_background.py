@@ -154,3 +154,20 @@ def test_a_process_that_exits_while_embedding_ends_cleanly_and_keeps_its_pending
     reopened = Loom.open(tmp_path / "s")
     assert reopened.graph.pending_vectors  # saved before the vectors were in
     assert reopened.wait(timeout=300) and reopened.embedded_share == 1.0
+
+
+def test_opening_a_session_loads_the_model_before_the_first_query(tmp_path):
+    class Preparing(HashingEmbedder):
+        def __init__(self):
+            super().__init__(64)
+            self.prepared = threading.Event()
+
+        def prepare(self):
+            self.prepared.set()
+
+    first = Loom(tmp_path / "s", embedder=HashingEmbedder(64))
+    first.add("A note so the session has content.")
+    first.save()
+    embedder = Preparing()
+    Loom.open(tmp_path / "s", embedder=embedder)
+    assert embedder.prepared.wait(10)  # on the warm-up thread, without a query

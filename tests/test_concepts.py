@@ -280,3 +280,20 @@ def test_a_corrupt_concept_record_is_a_format_error_on_open(tmp_path, record):
     path.write_text(json.dumps(data))
     with pytest.raises(SessionFormatError, match="concepts"):
         load_graph(tmp_path / "s")
+
+
+def test_a_unit_links_to_at_most_three_concepts_besides_its_own():
+    from loom_nb.core.concepts import MAX_OVERLAPS
+
+    g = LoomGraph(LoomConfig(concept_threshold=0.3), embedding_model="toy")
+    rng = np.random.default_rng(5)
+    centres = rng.normal(size=(8, 16))
+    for k in range(8 * 6):  # eight topics of six units
+        g.add_content(f"unit {k}", centres[k % 8] + 0.05 * rng.normal(size=16), link=False)
+    hub = g.add_content("hub", centres.mean(axis=0), link=False)[0].id  # near every topic's mean
+    rebuild_concepts(g, target_size=6)
+    assert len(g.concept_vectors) >= 5
+    reach = (g.concept_vectors.matrix @ g.content_vectors.get(hub) >= 0.3).sum()
+    assert reach > 1 + MAX_OVERLAPS  # it reaches more than it may link to
+    sims = [s for _, s in g.concepts_of(hub)]
+    assert len(sims) == 1 + MAX_OVERLAPS

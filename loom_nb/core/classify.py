@@ -17,6 +17,7 @@ import json
 import logging
 import math
 import re
+import threading
 from dataclasses import dataclass
 
 from .config import LoomConfig
@@ -374,14 +375,16 @@ def _readability(sample: str) -> tuple[float, float]:
 
 def _hyphenator():
     global _HYPHENATOR
-    if _HYPHENATOR is None:
-        import pyphen
+    with _HYPHENATOR_LOCK:  # loaded once, whichever thread asks first
+        if _HYPHENATOR is None:
+            import pyphen
 
-        _HYPHENATOR = pyphen.Pyphen(lang="en_US")
+            _HYPHENATOR = pyphen.Pyphen(lang="en_US")
     return _HYPHENATOR
 
 
 _HYPHENATOR = None
+_HYPHENATOR_LOCK = threading.Lock()
 
 
 def _whole_text_signals(text: str) -> dict[str, float]:

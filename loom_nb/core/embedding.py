@@ -81,6 +81,12 @@ class CachedEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self._vectors[k] for k in keys]).astype(np.float32)
 
+    def prepare(self) -> None:
+        """Load the model ahead of the first embed, where the embedder can (MiniLM)."""
+        prepare = getattr(self.inner, "prepare", None)
+        if prepare is not None:
+            prepare()
+
     def uncached(self, texts: Sequence[str]) -> int:
         """How many distinct texts of ``texts`` the model would have to embed."""
         return len({key for key in map(text_key, texts) if key not in self._vectors})

@@ -9,7 +9,9 @@ delegating; their docstrings are the API reference.
 
 from __future__ import annotations
 
+import atexit
 import logging
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -200,6 +202,34 @@ MAX_TOKENS_ARGUMENT = 10_000_000
 """The largest budget or window :meth:`Loom.query` takes: well past any model's window."""
 
 
+_WARMING: list[threading.Thread] = []
+
+
+def warm_up(embedder) -> threading.Thread:
+    """Load what a first query needs on a daemon thread: the tokenizer's BPE table, the
+    hyphenation rules of the classifier and the embedding model (about 0.5 s together with
+    MiniLM). A session is opened before it is asked, so its first query then costs about
+    what the second does (issue 16). Whatever fails here fails again, with its message, in
+    the query that needs it."""
+    def run():
+        try:
+            classify("Warm up: what does the first query need?")  # tokens and readability
+            embedder.prepare()
+        except Exception as exc:  # reported where it matters: in the query
+            log.debug("warm-up: %s", exc)
+
+    thread = threading.Thread(target=run, name="loom-nb warm-up", daemon=True)
+    _WARMING.append(thread)
+    thread.start()
+    return thread
+
+
+@atexit.register
+def _join_warm_up() -> None:
+    for thread in _WARMING:  # a thread killed inside onnxruntime's set-up aborts the process
+        thread.join(30)
+
+
 class Loom(Displayable):
     """A session: a :class:`LoomGraph`, the embedder that made its vectors, and a folder.
 
@@ -314,11 +344,18 @@ class Loom(Displayable):
                 log.warning("%s names %s as its workspace, never confirmed on this machine: its file references are "
                             "left out until you pass workspace=%r", folder, named, str(named))
         loom._saved_scores = doc.get("scores", {})
-        if graph.pending_vectors:
+        loom._get_ready()
+        return loom
+
+    def _get_ready(self) -> None:
+        """After an open: go on embedding what a save left pending, else warm up for the
+        first query."""
+        if self.graph.pending_vectors:
             from ..index.background import resume_fill  # the facade reaches a layer up, as index() does
 
-            loom._fill = resume_fill(loom)
-        return loom
+            self._fill = resume_fill(self)
+        elif len(self.graph.content_vectors):
+            warm_up(self.embedder)
 
     @property
     def last_scores(self) -> dict[str, Any]:

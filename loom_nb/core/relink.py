@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import networkx as nx
 import numpy as np
 
-from .concepts import ConceptQuality, _specs, _unit_rows, communities, concept_quality, primary_concepts
+from .concepts import MAX_OVERLAPS, ConceptQuality, _specs, _unit_rows, communities, concept_quality, primary_concepts
 from .display import Displayable, html_table
 from .errors import LoomError
 from .graph import LoomGraph
@@ -112,8 +112,14 @@ def _groups(graph: LoomGraph, threshold: float, *, seed: int = 0, block: int = 2
         sims = vectors[start : start + block] @ means.T
         lab = labels[start : start + block]
         has = np.flatnonzero(lab >= 0)
-        member = (sims >= threshold).astype(np.float32)
-        extra += int(member.sum() - member[has, lab[has]].sum())
+        own = sims[has, lab[has]].copy()
+        sims[has, lab[has]] = -np.inf  # the extra links, capped as a rebuild caps them
+        closest = np.argsort(-sims, axis=1)[:, :MAX_OVERLAPS]
+        member = np.zeros_like(sims, dtype=np.float32)
+        reached = np.take_along_axis(sims, closest, axis=1) >= threshold
+        np.put_along_axis(member, closest, reached.astype(np.float32), axis=1)
+        extra += int(member.sum())
+        sims[has, lab[has]] = own
         member[has, lab[has]] = 1.0
         shared += member.T @ member
         below += np.bincount(lab[has], weights=(sims[has, lab[has]] < threshold).astype(float), minlength=n_concepts)

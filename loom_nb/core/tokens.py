@@ -12,6 +12,7 @@ import logging
 import os
 import re
 from dataclasses import dataclass
+import threading
 from functools import lru_cache
 from typing import Any, Iterable
 
@@ -58,8 +59,18 @@ MODEL_CONTEXT: dict[str, int] = {
 }
 
 
+_ENCODING_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=1)
 def _encoding():
+    # lru_cache alone lets two threads (a warm-up and a query) both load the 100k-entry
+    # table at once; the lock makes the second wait for the first
+    with _ENCODING_LOCK:
+        return _load_encoding()
+
+
+def _load_encoding():
     import tiktoken
 
     try:

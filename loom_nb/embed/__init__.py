@@ -17,6 +17,7 @@ import hashlib
 import logging
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -72,8 +73,19 @@ class MiniLMEmbedder:
         self.threads = threads or int(os.environ.get("LOOM_NB_THREADS", "2"))
         self._session = None
         self._tokenizer = None
+        self._loading = threading.Lock()
+
+    def prepare(self) -> None:
+        """Load the model now (a warm-up thread calls this; ``embed`` does on first use)."""
+        if self._session is None:
+            self._load()
 
     def _load(self) -> None:
+        with self._loading:  # a warm-up thread, a background fill and a query may all ask first
+            if self._session is None:
+                self._load_now()
+
+    def _load_now(self) -> None:
         try:
             import onnxruntime as ort
             import tokenizers
@@ -94,8 +106,8 @@ class MiniLMEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.log_severity_level = 3
-        self._session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         self._tokenizer = tok
+        self._session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
