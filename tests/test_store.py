@@ -53,7 +53,7 @@ def test_graph_json_is_inspectable(tmp_path):
     assert list(zip(doc["links"]["content"], doc["links"]["concept"]))[:1] == [(0, 0)]
     # a content file is named by its node and hash (content_name): a reused id cannot meet an old text
     assert (tmp_path / "content" / content_name("n1", doc["content"]["sha256"][0])).read_text() == "OAuth tokens expire"
-    assert sorted(p.name.split(".")[0] for p in (tmp_path / "embeddings").iterdir()) == ["chunks", "concepts", "content", "lexical"]
+    assert sorted(p.name.split(".")[0] for p in (tmp_path / "embeddings").iterdir()) == ["chunks", "concepts", "content", "lexical", "seal"]
 
 
 def test_resave_replaces_generation_and_removes_old_files(tmp_path):
@@ -62,7 +62,7 @@ def test_resave_replaces_generation_and_removes_old_files(tmp_path):
     g.remove("n4")
     save_graph(g, tmp_path)
     names = sorted(p.name for p in (tmp_path / "embeddings").iterdir())
-    assert names == ["chunks.g2.npy", "concepts.g2.npy", "content.g2.npy", "lexical.g2.npz"]
+    assert names == ["chunks.g2.npy", "concepts.g2.npy", "content.g2.npy", "lexical.g2.npz", "seal.g2.txt"]
     assert not (tmp_path / "content" / "n4.txt").exists()
     assert load_graph(tmp_path)[0] == g
 
@@ -241,3 +241,28 @@ def test_a_loaded_graph_saves_and_grows_again(tmp_path):
     again.add_content("and grows", np.array(unit(125, 4)))
     save_graph(again, tmp_path / "b")
     assert load_graph(tmp_path / "b")[0] == again
+
+
+def test_a_graph_json_this_user_saved_skips_the_schema_check_and_any_other_does_not(tmp_path, monkeypatch):
+    """The seal: an HMAC of the bytes with a per-user key, written beside graph.json."""
+    import loom_nb.core.store as store
+    from loom_nb import HashingEmbedder, Loom
+
+    loom = Loom(tmp_path / "s", embedder=HashingEmbedder(32))
+    loom.add("A note about sealed sessions.")
+    loom.save()
+    checked = []
+    real = store.validate_document
+    monkeypatch.setattr(store, "validate_document", lambda doc: (checked.append(1), real(doc)))
+    assert Loom.open(tmp_path / "s", embedder=HashingEmbedder(32)).graph.counts()["content"] == 1
+    assert checked == []  # sealed: the bytes are the ones this user's loom-nb checked and wrote
+    graph_json = tmp_path / "s" / "graph.json"
+    graph_json.write_bytes(graph_json.read_bytes().replace(b"sealed sessions", b"edited sessions"))
+    Loom.open(tmp_path / "s", embedder=HashingEmbedder(32))
+    assert checked == [1]  # edited by hand: checked in full
+    monkeypatch.setenv("LOOM_NB_CONFIG_DIR", str(tmp_path / "another-user"))
+    Loom(tmp_path / "t", embedder=HashingEmbedder(32)).save()
+    Loom.open(tmp_path / "t", embedder=HashingEmbedder(32))
+    monkeypatch.setenv("LOOM_NB_CONFIG_DIR", str(tmp_path / "a-third-user"))
+    Loom.open(tmp_path / "t", embedder=HashingEmbedder(32))
+    assert checked == [1, 1]  # sealed with another user's key: checked in full

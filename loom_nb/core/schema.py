@@ -109,6 +109,8 @@ class Vectors(_Strict):
     chunk_rows: list[Annotated[list[NodeId | Count], Field(min_length=2, max_length=2)]] = []
     cache: Optional[VectorFile] = None
     lexical: Optional[VectorFile] = None
+    seal: Optional[Annotated[str, StringConstraints(pattern=r"^embeddings/seal\.g[0-9]+\.txt$")]] = None
+    """The file holding this user's HMAC of this graph.json (loom_nb.core.trust.seal_key)."""
 
 
 class Embedding(_Strict):

@@ -15,6 +15,8 @@ check per way a folder can be wrong; they change together.
 from __future__ import annotations
 
 import gc
+import hashlib
+import hmac
 import json
 import logging
 import os
@@ -30,6 +32,7 @@ import numpy as np
 
 from .config import LoomConfig, Weights
 from .folder_lock import session_lock
+from .trust import seal_key
 from .schema import MAX_GRAPH_BYTES, DocumentInvalid, validate_config, validate_document
 from .errors import EmbeddingMismatchError, LoomError, SessionConflictError, SessionFormatError, StaleReferenceError
 from .errors import UnknownNodeError
@@ -180,6 +183,28 @@ def content_name(node_id: str, sha256: str, schema_version: int = SCHEMA_VERSION
 
 
 _VECTOR_FILE = re.compile(r"^embeddings/[a-z]+\.g[0-9]+\.np[yz]$")
+_SEAL_FILE = re.compile(r"^embeddings/seal\.g[0-9]+\.txt$")
+
+
+def _seal(raw: bytes) -> str | None:
+    """This user's HMAC of a graph.json's bytes (None where no key can be kept)."""
+    key = seal_key()
+    return hmac.new(key, raw, hashlib.sha256).hexdigest() if key else None
+
+
+def _sealed(folder: Path, doc: dict[str, Any], raw: bytes) -> bool:
+    """Whether ``raw`` is a graph.json this user's loom-nb wrote: its seal file (named only
+    in the one shape a save writes) holds the HMAC of exactly these bytes."""
+    vec = doc.get("vectors")
+    name = vec.get("seal") if isinstance(vec, dict) else None
+    if not isinstance(name, str) or not _SEAL_FILE.match(name):
+        return False
+    try:
+        stored = (folder / name).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    expected = _seal(raw)
+    return expected is not None and hmac.compare_digest(stored, expected)
 
 
 def _named_files(doc: dict[str, Any]) -> set[str]:
@@ -190,10 +215,10 @@ def _named_files(doc: dict[str, Any]) -> set[str]:
     """
     names = set()
     vec = doc.get("vectors") if isinstance(doc.get("vectors"), dict) else {}
-    for key in ("content", "concepts", "chunks", "lexical", "cache"):
+    for key in ("content", "concepts", "chunks", "lexical", "cache", "seal"):
         value = vec.get(key)
         value = value.get("file") if isinstance(value, dict) else value
-        if isinstance(value, str) and _VECTOR_FILE.match(value):
+        if isinstance(value, str) and (_VECTOR_FILE.match(value) or _SEAL_FILE.match(value)):
             names.add(value)
     content = doc.get("content") if isinstance(doc.get("content"), dict) else {}
     ids, shas = content.get("id"), content.get("sha256")
@@ -324,6 +349,7 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
             "chunk_rows": [[i, int(graph.chunk_vectors[i].shape[0])] for i in chunk_ids],
             "cache": cache_file,
             "lexical": lexical_file,
+            "seal": f"embeddings/seal.g{generation}.txt" if seal_key() else None,
         },
         "concepts": _concept_columns([graph.node(i) for i in graph.concept_vectors.ids]),
         "content": _content_columns(content_nodes),
@@ -365,6 +391,10 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
     if cache_file:
         with atomic_file(folder / cache_file) as f:
             np.savez(f, keys=np.array(cache_keys), vectors=np.stack([v for _, v in cache_items]).astype(np.float32))
+
+    seal = _seal(raw) if doc["vectors"]["seal"] else None
+    if seal:
+        atomic_write_bytes(folder / doc["vectors"]["seal"], seal.encode("ascii"))
 
     # 4. graph.json: the commit point
     atomic_write_bytes(graph_path, raw)
@@ -553,7 +583,7 @@ def read_document(folder: str | Path, *, validate: bool = True) -> dict[str, Any
     for key in ("embedding", "concepts", "content", "links", "concept_edges", "vectors"):
         if key not in doc:
             raise SessionFormatError(path, f"missing the {key!r} section")
-    if not validate:
+    if not validate or _sealed(path.parent, doc, raw):  # sealed: the bytes this user's loom-nb checked and wrote
         return doc
     try:
         validate_document(doc)
