@@ -32,7 +32,7 @@ import numpy as np
 
 from .config import LoomConfig, Weights
 from .folder_lock import session_lock
-from .trust import seal_key
+from .userdir import seal_key
 from .schema import MAX_GRAPH_BYTES, DocumentInvalid, validate_config, validate_document
 from .errors import EmbeddingMismatchError, LoomError, SessionConflictError, SessionFormatError, StaleReferenceError
 from .errors import UnknownNodeError
