@@ -108,12 +108,12 @@ def warm(session: Path) -> dict:
     return row
 
 
-def index_repo(repo: Path) -> dict:
+def index_repo(repo: Path, keep: Path | None = None) -> dict:
     from loom_nb import Loom
 
     folder = Path(tempfile.mkdtemp(prefix="loom-first-query-"))
     try:
-        loom = Loom(folder / "session")
+        loom = Loom(keep or folder / "session")
         start = time.perf_counter()
         report = loom.index(repo, progress=False)
         returned = time.perf_counter() - start
@@ -121,6 +121,8 @@ def index_repo(repo: Path) -> dict:
         first = time.perf_counter() - start
         loom.wait()
         full = time.perf_counter() - start
+        if keep:
+            loom.save()
         return {"repo": repo.name, "units": len(loom.graph.content_vectors), "pending_at_return": report.vectors_pending,
                 "tokens": sum(n.tokens for n in loom.graph.content_nodes()),
                 "index_returned_s": round(returned, 1), "first_query_answered_s": round(first, 1),
@@ -133,6 +135,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--session", action="append", type=Path, default=[])
     parser.add_argument("--index-repo", type=Path)
+    parser.add_argument("--keep", type=Path, help="save the --index-repo session here (to measure it with --session after)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
@@ -150,7 +153,7 @@ def main(argv=None) -> int:
         row.update(warm(session))
         rows.append(row)
         print(json.dumps(row))
-    repo_row = index_repo(args.index_repo) if args.index_repo else None
+    repo_row = index_repo(args.index_repo, args.keep) if args.index_repo else None
     if repo_row:
         print(json.dumps(repo_row))
     if args.json:

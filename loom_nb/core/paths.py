@@ -69,19 +69,63 @@ def tagged_paths(query: str) -> list[str]:
     return found
 
 
+class _PathTable:
+    """The unique paths of one paths column and what the path signals read of them, worked
+    out once: ``unique`` (lower-cased, normalised), ``inverse`` (row -> unique), ``has``
+    (row has a path), and the basename, stem and folder of each unique path."""
+
+    def __init__(self, paths: list[str | None]):
+        column = np.array(paths, dtype=object).reshape(-1)
+        has = column != None  # noqa: E711 - elementwise comparison, not identity
+        column[~has] = ""
+        text = column.astype(str)
+        raw, inverse = np.unique(text, return_inverse=True)
+        self.raw = raw
+        self.unique = np.array([_normalise_path(p).lower() for p in raw.tolist()], dtype=str)
+        self.inverse = inverse.reshape(-1)
+        self.has = has & (text != "")
+        names = [p.rsplit("/", 1)[-1] for p in self.unique.tolist()]
+        self.basenames = np.array(names, dtype=str)
+        self.stems = np.array([b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in names], dtype=str)
+        self.has_extension = self.stems != self.basenames
+        self.folders = np.array([p.rsplit("/", 2)[-2] if p.count("/") else "" for p in self.unique.tolist()], dtype=str)
+        for array in (self.unique, self.inverse, self.has, self.basenames, self.stems, self.has_extension, self.folders):
+            array.setflags(write=False)  # shared by every query on the column
+        self._roles: np.ndarray | None = None
+
+    def roles(self) -> np.ndarray:
+        if self._roles is None:
+            codes = np.array([ROLES.index(file_role(p)) if p else 0 for p in self.raw.tolist()], dtype=np.int64)
+            self._roles = codes[self.inverse] if self.raw.size else np.zeros(self.has.size, dtype=np.int64)
+            self._roles.setflags(write=False)
+        return self._roles
+
+
+_TABLES: list[tuple[list, int, _PathTable]] = []
+
+
+def _table(paths: list[str | None]) -> _PathTable:
+    """The :class:`_PathTable` of ``paths``, kept for the last two columns seen. Ranking
+    passes the same list (``GraphArrays.paths``, rebuilt only after the graph changes) on
+    every query, and at 44,000 rows working the table out again was 40 ms of each query.
+    A column is known by identity (the cache holds it, so the id is not reused) and length."""
+    for column, length, table in _TABLES:
+        if column is paths and length == len(paths):
+            return table
+    table = _PathTable(paths)
+    _TABLES.insert(0, (paths, len(paths), table))
+    del _TABLES[2:]
+    return table
+
+
 def _unique_paths(paths: list[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Lower-cased normalised unique paths, the inverse map per row, and a has-path mask.
 
     Many rows (chunks, symbols) share one file path, so path signals are computed once per
     unique path and broadcast back with the inverse index.
     """
-    column = np.array(paths, dtype=object).reshape(-1)
-    has = column != None  # noqa: E711 - elementwise comparison, not identity
-    column[~has] = ""
-    text = column.astype(str)
-    unique, inverse = np.unique(text, return_inverse=True)
-    normalised = np.array([_normalise_path(p).lower() for p in unique.tolist()], dtype=str)
-    return normalised, inverse.reshape(-1), has & (text != "")
+    table = _table(paths)
+    return table.unique, table.inverse, table.has
 
 
 _GERUND = "ing"
@@ -134,7 +178,8 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     >>> path_mentions("why is rank.py slow in loom_nb/pack.py? and tokens", ["loom_nb/pack.py", "loom_nb/rank.py", "loom_nb/tokens.py", None])
     array([1. , 0.7, 0.4, 0. ])
     """
-    unique, inverse, has = _unique_paths(paths)
+    table = _table(paths)
+    unique, inverse, has = table.unique, table.inverse, table.has
     if unique.size == 0:
         return np.zeros(has.size)
     lowered = query.lower().replace("\\", "/")
@@ -148,12 +193,9 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     # gerunds of the message itself ("ranking" names rank.py); not of a previous exchange
     # glued after it, which talks about modules a follow-up may not be asking for
     words |= {base for word in re.findall(r"\w+", message_part(lowered)) for base in _uninflected(word)}
-    basenames = np.array([p.rsplit("/", 1)[-1] for p in unique.tolist()], dtype=str)
-    stems = np.array([b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in basenames.tolist()], dtype=str)
-    has_extension = stems != basenames
+    basenames, stems, has_extension, folders = table.basenames, table.stems, table.has_extension, table.folders
     suffix_array = np.array(sorted(suffixes), dtype=str)
     word_array = np.array(sorted(words), dtype=str)
-    folders = np.array([p.rsplit("/", 2)[-2] if p.count("/") else "" for p in unique.tolist()], dtype=str)
     value = np.where(
         np.isin(unique, suffix_array),
         PATH_SCORE,
@@ -210,12 +252,7 @@ def path_roles(paths: list[str | None]) -> np.ndarray:
     >>> path_roles(["a.go", "a_test.go", "README.md", None]).tolist()
     [1, 2, 3, 0]
     """
-    column = np.array(paths, dtype=object).reshape(-1)
-    has = column != None  # noqa: E711 - elementwise comparison, not identity
-    column[~has] = ""
-    unique, inverse = np.unique(column.astype(str), return_inverse=True)
-    codes = np.array([ROLES.index(file_role(p)) if p else 0 for p in unique.tolist()], dtype=np.int64)
-    return codes[inverse.reshape(-1)] if unique.size else np.zeros(has.size, dtype=np.int64)
+    return _table(paths).roles()
 
 
 def tagged_mask(tags: list[str], paths: list[str | None]) -> np.ndarray:
