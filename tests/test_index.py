@@ -332,3 +332,17 @@ def test_a_large_unit_symbols_cannot_split_is_cut_into_parts(tmp_path):
     line = text.split("\n").index("    field_61: int") + 1
     assert any(a <= line <= b for a, b in loaded)
     assert sum(b - a + 1 for a, b in loaded) < 100  # parts, not the whole 270-line class
+
+
+@pytest.mark.skipif(__import__("os").sep == "\\", reason="a backslash is a separator on Windows")
+def test_a_file_with_a_backslash_in_its_name_is_read_fresh_and_stays_unchanged(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "we\\ird.py").write_text("def odd_name():\n    return 1\n")
+    loom = Loom(embedder=HashingEmbedder(32))
+    loom.index(ws, progress=False)
+    (node,) = list(loom.graph.content_nodes())
+    assert node.reference.file == "we\\ird.py"
+    assert loom.graph.text(node.id).startswith("def odd_name")  # not "no longer exists"
+    again = loom.index(ws, progress=False)
+    assert again.files_unchanged == 1 and again.nodes_added == 0

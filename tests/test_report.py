@@ -41,3 +41,19 @@ def test_report_renders_in_a_browser_and_runs_nothing_it_shows(report):
     assert 'data-pwned="1"' not in dom  # nor the onerror handler
     assert 'class="main-svg"' in dom  # plotly drew its charts: the page is not blank
     assert "loom-nb report" in dom
+
+
+def test_the_report_graph_fits_its_sandboxed_frame(report):
+    from browser import browser_page
+
+    path, page_html = report
+    assert 'sandbox="allow-scripts"' in page_html
+    with browser_page() as page:
+        page.goto(path.as_uri())
+        frame = next(f for f in page.frames if f != page.main_frame)
+        frame.wait_for_function("typeof network !== 'undefined'")
+        scroll, view = frame.evaluate("[document.documentElement.scrollHeight, window.innerHeight]")
+        assert scroll <= view, (scroll, view)  # no scroll bar inside the frame
+        reach = "(() => { try { return String(window.parent.document.title); } catch (e) { return 'blocked'; } })()"
+        assert frame.evaluate(reach) == "blocked"  # sandboxed: the drawing cannot touch the report
+        assert page.blocked == [] and page.dialogs == []

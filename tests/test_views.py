@@ -36,13 +36,23 @@ def test_contribution_bars_add_up_to_the_score(loom):
     assert fig.data[0].y[-1].startswith(rows[-1].node_id)  # the top node is drawn on top
 
 
-def test_budget_waterfall_ends_at_zero(loom):
+def test_the_budget_bar_adds_up_to_the_window_and_leaves_out_empty_zones(loom):
     result = loom.query("rotated refresh token", window=2000, mode="fused")
     fig = budget_figure(result)
-    y = list(fig.data[0].y)
-    assert y[0] == 2000 and sum(y) == 0  # every zone is taken from the window
+    assert sum(bar.x[0] for bar in fig.data) == 2000  # every token of the window is accounted for
+    names = [bar.name for bar in fig.data]
+    assert names[-2:] == ["context used", "context unused"] or "context unused" not in names
+    assert dict(zip(names, (b.marker.color for b in fig.data))).get("context unused", "#e3e3e3") == "#e3e3e3"
     explicit = budget_figure(loom.query("rotated refresh token", budget=500, mode="fused"))
-    assert explicit.data[0].y[0] == 500 and sum(explicit.data[0].y) == 0
+    assert sum(bar.x[0] for bar in explicit.data) == 500
+    assert [bar.name for bar in explicit.data] in (["context used", "context unused"], ["context used"])
+
+
+def test_chart_labels_show_markup_in_titles_as_text(loom):
+    loom.add("<b>bold</b> <a href='x'>link</a> about a rotated refresh token")
+    result = loom.query("rotated refresh token", budget=400, mode="fused")
+    labels = [y for bar in contributions_figure(result).data for y in bar.y]
+    assert any("&lt;b&gt;bold&lt;/b&gt;" in y for y in labels) and not any("<b>" in y for y in labels)
 
 
 def test_histogram_and_map(loom):
@@ -277,3 +287,30 @@ def test_concept_view_shows_its_distinctive_terms_and_strongest_members():
         assert set(terms[:3]) <= set(words)  # "alpha" and "note" are in every note: never distinctive
         assert re.search(r"content \(\d+ nodes, \d+ of them with this as their strongest concept", text)
         assert "distinctive terms" in bundle_of(loom.view(cid))["text/html"]
+
+
+def test_the_decision_table_reads_like_pandas_under_jupyterlabs_css(tmp_path):
+    """Text left, numbers right, even under JupyterLab's right-aligning rule (copied here),
+    a row count when rows are left out, and excluded rows folded."""
+    from browser import browser_page
+
+    from loom_nb.views.html import SHOWN_ROWS, result_html
+
+    loom = Loom(embedder=HashingEmbedder(64))
+    for k in range(SHOWN_ROWS + 20):
+        loom.add(f"Note {k} about the refresh token rotation schedule, part {k}." if k % 2 else f"Unrelated gardening diary, entry {k}.")
+    result = loom.query("refresh token rotation", budget=300)
+    body = result_html(result)
+    assert f"showing {SHOWN_ROWS} of {SHOWN_ROWS + 20} nodes" in body
+    jupyterlab = ".jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th {text-align: right; padding: 0.5em}"
+    page_file = tmp_path / "table.html"
+    page_file.write_text(f"<html><head><style>{jupyterlab}</style></head><body><div class='jp-RenderedHTMLCommon'>{body}</div></body></html>")
+    with browser_page() as page:
+        page.goto(page_file.as_uri())
+        align = page.evaluate("""() => {
+            const row = document.querySelector('table.loom-t tbody tr');
+            return [...row.children].map(td => getComputedStyle(td).textAlign);
+        }""")
+        assert align[:6] == ["right", "left", "left", "left", "right", "right"]  # #, node, title, type, tokens, score
+        folded = page.evaluate("document.querySelector('details') ? document.querySelector('details').open : null")
+        assert folded is False  # the excluded rows are there, folded

@@ -14,7 +14,9 @@ cells = [
         "`Loom.index(path)` turns a folder into *reference nodes*: one per function, class, section or window,\n"
         "each holding a file, a line range, a signature and a content hash — never the text itself, which is\n"
         "read (and checked) only when the node is loaded. Here we index a copy of loom-nb's own `index`\n"
-        "package, ask questions, change a file and refresh."
+        "package, ask questions, change a file and refresh. The bars show the parsing and the embedding; a\n"
+        "workspace that needs 512 texts or more embedded returns before its vectors and fills them in behind\n"
+        "(`loom.wait()` blocks until they are in; this one is small enough to embed at once)."
     ),
     new_code_cell(
         "import shutil, tempfile\n"
@@ -23,9 +25,9 @@ cells = [
         "workspace = Path(tempfile.mkdtemp()) / 'index'\n"
         "shutil.copytree('../loom_nb/index', workspace, ignore=shutil.ignore_patterns('__pycache__'))\n"
         "loom = Loom(Path(tempfile.mkdtemp()) / 'code-session')\n"
-        "report = loom.index(workspace, progress=False)\n"
+        "report = loom.index(workspace)  # progress bars: widgets in a notebook, text in a terminal\n"
         "print(report)\n"
-        "assert report.files_indexed == report.files_seen"
+        "assert report.files_indexed == report.files_seen and report.vectors_pending == 0"
     ),
     new_markdown_cell("Each node is a reference into a file. The title says where it points:"),
     new_code_cell(

@@ -22,8 +22,11 @@ from typing import Any, Callable
 __all__ = ["Displayable", "TABLE_STYLE", "html_table", "register_html", "register_text", "render_html", "render_text"]
 
 TABLE_STYLE = ("<style>table.loom-t{border-collapse:collapse;font-size:12px;margin:4px 0}"
-               "table.loom-t td,table.loom-t th{padding:1px 8px 1px 0;text-align:left;vertical-align:top}</style>")
-"""One small style block per view (every view is self-contained, in a notebook or a page)."""
+               "table.loom-t.loom-t tr>td,table.loom-t.loom-t tr>th{padding:1px 8px 1px 0;text-align:left;vertical-align:top}"
+               "table.loom-t.loom-t tr>td.n,table.loom-t.loom-t tr>th.n{text-align:right;font-variant-numeric:tabular-nums}</style>")
+"""One small style block per view (every view is self-contained, in a notebook or a page).
+Text is left-aligned and numbers (class ``n``) right-aligned; the doubled class outranks the
+right-aligned cells of JupyterLab's and nbconvert's ``.jp-RenderedHTMLCommon td`` rule."""
 
 
 def html_table(head: list[str], rows, *, raw: bool = False) -> str:

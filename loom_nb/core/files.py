@@ -241,11 +241,13 @@ def _inside(real: str, real_root: str) -> bool:
     return real.startswith(prefix)
 
 
-def resolve_inside(root: Path, relative: str) -> Path:
+def resolve_inside(root: Path, relative: str, *, backslash_separates: bool = True) -> Path:
     """The absolute path of `relative` under `root`; raises LoomError if it would leave the workspace (.., absolute paths, symlinks pointing out).
 
     The path need not exist. ``..`` that stays inside (``a/../b``) is allowed; backslashes
-    count as separators, since paths from a model or a Windows user use them.
+    count as separators, since paths from a model or a Windows user use them. A path the
+    walk itself recorded is passed with ``backslash_separates=False`` on POSIX, where a
+    backslash is a character of a file name (``we\\ird.py``).
 
     Examples
     --------
@@ -254,7 +256,7 @@ def resolve_inside(root: Path, relative: str) -> Path:
     >>> resolve_inside(root, "src/../a.py") == root.resolve() / "a.py"
     True
     """
-    text = str(relative).replace("\\", "/")
+    text = str(relative).replace("\\", "/") if backslash_separates or os.sep == "\\" else str(relative)
     if "\0" in text:
         raise LoomError(f"{relative!r} contains a NUL byte: give a plain path inside the workspace.")
     if text.startswith("/") or _WINDOWS_DRIVE.match(text):

@@ -439,7 +439,7 @@ class LoomGraph:
         if not ref.sha256:  # without a hash nothing could tell a changed file from the indexed one
             raise StaleReferenceError(f"{node.id}: {ref.file} has no sha256 to check it against; re-index the workspace")
         try:
-            path = resolve_inside(self.workspace, ref.file)
+            path = resolve_inside(self.workspace, ref.file, backslash_separates=False)  # as the walk wrote it
         except LoomError as exc:  # e.g. a file swapped for a symlink that leaves the workspace
             raise StaleReferenceError(f"{node.id}: {exc}") from None
         try:

@@ -7,6 +7,8 @@ Each function returns a ``plotly.graph_objects.Figure``; in a notebook it draws 
 
 from __future__ import annotations
 
+from html import escape
+
 import numpy as np
 
 from ..core.config import SIGNALS
@@ -40,34 +42,43 @@ def contributions_figure(result, top: int = 20):
     """
     go = _go()
     rows = result.rows(top)[::-1]  # plotly draws horizontal bars bottom-up
-    labels = [f"{r.node_id} · {clip(r.title, 40)} [{r.decision}]" for r in rows]
+    # plotly reads <b>, <a href> and the like in text as markup: titles are escaped as the table escapes them
+    labels = [escape(f"{r.node_id} · {clip(r.title, 40)} [{r.decision}]") for r in rows]
     fig = go.Figure()
     for name in SIGNALS:
         values = [r.contributions[name] for r in rows]
         if any(values):
             fig.add_bar(y=labels, x=values, name=name, orientation="h", marker_color=COLOURS[name],
                         hovertemplate=f"{name}: %{{x:.3f}}<extra></extra>")
-    fig.update_layout(barmode="stack", title=f"Signal contributions — {clip(result.query, 60)}",
+    fig.update_layout(barmode="stack", title=escape(f"Signal contributions — {clip(result.query, 60)}"),
                       xaxis_title="score", height=max(300, 26 * len(rows) + 120), legend_title="signal")
     return fig
 
 
+ZONE_COLOURS = {
+    "system prompt": "#8c9fb5", "decisions": "#a5b8a0", "workspace summary": "#b5a58c", "tool definitions": "#b59bb5",
+    "query": "#9fb5c9", "output reserved": "#c9b98f", "history": "#a8c4c0", "context used": "#4c78a8",
+    "context unused": "#e3e3e3",
+}
+"""Zones in muted colours, the context used in the table's blue, unused budget in light grey:
+nothing is drawn in the colour of a loss."""
+
+
 def budget_figure(result):
-    """A waterfall from the window to what is left: system prompt, query, output reserve,
-    context used, context unused."""
+    """One bar: the window (or the context budget) split into the zones that took tokens,
+    the context used and what was left unused. Zones of 0 tokens are left out."""
     go = _go()
     split = {name: tokens for name, tokens in result.budget_split().items() if tokens}  # zero zones say nothing
-    names = list(split)
-    values = [split[n] for n in names]
-    if result.budget.window:
-        x = ["window"] + names
-        y = [result.budget.window] + [-v for v in values]
-        measure = ["absolute"] + ["relative"] * len(values)
-    else:
-        x, y, measure = ["context budget"] + names, [result.budget.context] + [-v for v in values], ["absolute"] + ["relative"] * len(values)
-    fig = go.Figure(go.Waterfall(x=x, y=y, measure=measure, textposition="outside",
-                                 text=[f"{abs(v):,}" for v in y], connector={"line": {"color": "#999"}}))
-    fig.update_layout(title=f"Token budget ({result.mode.name.upper()} mode)", yaxis_title="tokens", showlegend=False)
+    whole = result.budget.window or result.budget.context
+    label = f"window {whole:,}" if result.budget.window else f"context budget {whole:,}"
+    fig = go.Figure()
+    for name, tokens in split.items():
+        fig.add_bar(y=[label], x=[tokens], name=name, orientation="h", marker_color=ZONE_COLOURS.get(name, "#bab0ac"),
+                    text=[f"{tokens:,}"], textposition="inside", insidetextanchor="middle", cliponaxis=False,
+                    hovertemplate=f"{escape(name)}: %{{x:,}} tokens<extra></extra>")
+    fig.update_layout(barmode="stack", title=f"Where the {label} tokens went ({result.mode.name.upper()} mode)",
+                      xaxis_title="tokens", height=230, margin={"l": 130, "r": 30, "t": 60, "b": 40},
+                      legend={"orientation": "h", "y": -0.45}, xaxis={"range": [0, whole]})
     return fig
 
 
@@ -116,12 +127,12 @@ def embedding_map(loom, result=None, max_points: int = 5000, seed: int = 7):
     for key, members in groups.items():
         fig.add_scatter(x=xy[members, 0], y=xy[members, 1], mode="markers", name=key,
                         marker={"size": 7, "color": DECISION_COLOURS.get(key)},
-                        text=[f"{ids[k]}: {clip(graph.node(ids[k]).title, 48)}" for k in members],
+                        text=[escape(f"{ids[k]}: {clip(graph.node(ids[k]).title, 48)}") for k in members],
                         hovertemplate="%{text}<extra></extra>")
     offset = len(ids)
     fig.add_scatter(x=xy[offset:, 0], y=xy[offset:, 1], mode="markers", name="concept",
                     marker={"size": 11, "symbol": "diamond", "color": "#7f7f7f"},
-                    text=[f"{c.id}: {clip(c.name, 48)}" for c in graph.concept_nodes()],
+                    text=[escape(f"{c.id}: {clip(c.name, 48)}") for c in graph.concept_nodes()],
                     hovertemplate="%{text}<extra></extra>")
     fig.update_layout(title="Concepts and content in embedding space (PCA)", xaxis_title="PC 1", yaxis_title="PC 2")
     return fig

@@ -23,21 +23,42 @@ def _bar(contributions: dict[str, float]) -> str:
     return f'<span style="white-space:nowrap">{parts}</span>'
 
 
-def result_html(result) -> str:
-    rows = "".join(
-        f"<tr><td>{r.rank}</td><td>{escape(r.node_id)}</td><td>{escape(r.title)}</td><td>{escape(r.type)}</td>"
-        f"<td>{r.tokens}</td><td>{r.score:.3f}</td><td>{_bar(r.contributions)}</td>"
+SHOWN_ROWS = 50
+
+
+def _result_rows(rows) -> str:
+    return "".join(
+        f"<tr><td class='n'>{r.rank}</td><td>{escape(r.node_id)}</td><td>{escape(r.title)}</td><td>{escape(r.type)}</td>"
+        f"<td class='n'>{r.tokens:,}</td><td class='n'>{r.score:.3f}</td><td>{_bar(r.contributions)}</td>"
         f"<td>{escape(r.decision)}</td><td>{escape(r.reason)}</td></tr>"
-        for r in result.rows(50)
+        for r in rows
     )
+
+
+_RESULT_HEAD = ("<thead><tr><th class='n'>#</th><th>node</th><th>title</th><th>type</th><th class='n'>tokens</th>"
+                "<th class='n'>score</th><th>contributions</th><th>decision</th><th>reason</th></tr></thead>")
+
+
+def result_html(result) -> str:
+    """The decision table's first rows (excluded ones folded), with how many there are in all,
+    the manifest, the budget's non-empty zones and the signal legend."""
+    rows = result.rows(SHOWN_ROWS)
+    total = len(result.ranking.node_ids)
+    kept = [r for r in rows if r.decision != "excluded"]
+    excluded = [r for r in rows if r.decision == "excluded"]
     legend = " ".join(f'<span style="color:{c}">&#9632; {escape(n)}</span>' for n, c in COLOURS.items())
-    split = "".join(f"<li>{escape(k)}: {v:,}</li>" for k, v in result.budget_split().items())
+    split = " · ".join(f"{escape(k)}: {v:,}" for k, v in result.budget_split().items() if v or k.startswith("context"))
+    count = (f"showing {len(rows)} of {total:,} nodes; <code>result.rows({min(4 * SHOWN_ROWS, total)})</code> for more"
+             if total > len(rows) else f"all {total:,} nodes")
+    folded = (f"<details><summary>{len(excluded)} excluded row(s) among these</summary>"
+              f"<table class='loom-t'>{_RESULT_HEAD}<tbody>{_result_rows(excluded)}</tbody></table></details>"
+              if excluded else "")
     return (
-        f"<div class='loom-result'><b>Query:</b> {escape(result.query)}<br>"
+        f"{STYLE}<div class='loom-result'><b>Query:</b> {escape(result.query)}<br>"
         f"<b>Mode:</b> {escape(result.mode.name.upper())} · <b>complexity</b> {result.classification.complexity:.2f}"
-        f"<pre>{escape(result.manifest)}</pre><ul>{split}</ul><div>{legend}</div>"
-        "<table><thead><tr><th>#</th><th>node</th><th>title</th><th>type</th><th>tokens</th><th>score</th>"
-        f"<th>contributions</th><th>decision</th><th>reason</th></tr></thead><tbody>{rows}</tbody></table></div>"
+        f"<pre>{escape(result.manifest)}</pre><div>{split}</div><div>{legend}</div>"
+        f"<div class='loom-count'>{count}</div>"
+        f"<table class='loom-t'>{_RESULT_HEAD}<tbody>{_result_rows(kept)}</tbody></table>{folded}</div>"
     )
 
 

@@ -21,6 +21,10 @@ pre{background:#f6f6f6;padding:8px;overflow-x:auto} iframe{border:1px solid #ccc
 """
 
 
+GRAPH_FRAME_HEIGHT = 760
+"""The graph's frame: its 640 px drawing, the caption and the page's margins fit without a scroll bar."""
+
+
 def report_html(loom, result, *, graph_nodes: int = 300) -> str:
     """The report as one HTML string (see :func:`export_report`)."""
     from .figures import budget_figure, contributions_figure, score_histogram
@@ -32,7 +36,9 @@ def report_html(loom, result, *, graph_nodes: int = 300) -> str:
         from .graph_view import graph_html
 
         page = graph_html(loom, result, max_nodes=graph_nodes)
-        graph_section = f'<h2>Graph</h2><iframe height="680" srcdoc="{escape(page, quote=True)}"></iframe>'
+        # the drawing is 640 px under a caption of up to three lines; scripts run, nothing else is allowed
+        graph_section = (f'<h2>Graph</h2><iframe height="{GRAPH_FRAME_HEIGHT}" sandbox="allow-scripts" title="loom-nb graph" '
+                         f'srcdoc="{escape(page, quote=True)}"></iframe>')
     except ImportError:  # the graph drawing is optional; the rest of the report stands
         graph_section = "<p><i>Graph drawing unavailable (pyvis not installed).</i></p>"
     counts = loom.graph.counts()
