@@ -245,15 +245,15 @@ def test_a_loaded_graph_saves_and_grows_again(tmp_path):
 
 def test_a_graph_json_this_user_saved_skips_the_schema_check_and_any_other_does_not(tmp_path, monkeypatch):
     """The seal: an HMAC of the bytes with a per-user key, written beside graph.json."""
-    import loom_nb.core.store as store
+    import loom_nb.core.schema as schema
     from loom_nb import HashingEmbedder, Loom
 
     loom = Loom(tmp_path / "s", embedder=HashingEmbedder(32))
     loom.add("A note about sealed sessions.")
     loom.save()
     checked = []
-    real = store.validate_document
-    monkeypatch.setattr(store, "validate_document", lambda doc: (checked.append(1), real(doc)))
+    real = schema.validate_document
+    monkeypatch.setattr(schema, "validate_document", lambda doc: (checked.append(1), real(doc)))
     assert Loom.open(tmp_path / "s", embedder=HashingEmbedder(32)).graph.counts()["content"] == 1
     assert checked == []  # sealed: the bytes are the ones this user's loom-nb checked and wrote
     graph_json = tmp_path / "s" / "graph.json"

@@ -19,11 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 
 from .config import CONTENT_TYPES, LoomConfig
 
-__all__ = ["validate_document", "validate_config", "DocumentInvalid", "MAX_GRAPH_BYTES"]
-
-MAX_GRAPH_BYTES = 1 << 30
-"""graph.json larger than this (1 GiB) is refused before it is read: a 50k-node session
-writes about 40 MB, and parsing a multi-gigabyte file would take minutes and gigabytes."""
+__all__ = ["validate_document", "validate_config", "DocumentInvalid"]
 
 NodeId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]

@@ -33,7 +33,6 @@ import numpy as np
 from .config import LoomConfig, Weights
 from .folder_lock import session_lock
 from .userdir import seal_key
-from .schema import MAX_GRAPH_BYTES, DocumentInvalid, validate_config, validate_document
 from .errors import EmbeddingMismatchError, LoomError, SessionConflictError, SessionFormatError, StaleReferenceError
 from .errors import UnknownNodeError
 from .lexical import LexicalIndex
@@ -46,6 +45,9 @@ FORMAT = "loom-nb/graph"
 SCHEMA_VERSION = 2
 """2: content files are named by id and hash (``content_name``); 1 is still read."""
 GRAPH_FILE = "graph.json"
+MAX_GRAPH_BYTES = 1 << 30
+"""graph.json larger than this (1 GiB) is refused before it is read: a 50k-node session
+writes about 40 MB, and parsing a multi-gigabyte file would take minutes and gigabytes."""
 
 
 @contextmanager
@@ -182,6 +184,14 @@ def content_name(node_id: str, sha256: str, schema_version: int = SCHEMA_VERSION
     return f"{node_id}.txt" if schema_version < 2 else f"{node_id}.{sha256[:16]}.txt"
 
 
+def schema():
+    """The graph.json schema (pydantic), imported when first needed: building its models is
+    75 ms of an import, and an open whose seal matches never validates (see :func:`_sealed`)."""
+    from . import schema as module
+
+    return module
+
+
 _VECTOR_FILE = re.compile(r"^embeddings/[a-z]+\.g[0-9]+\.np[yz]$")
 _SEAL_FILE = re.compile(r"^embeddings/seal\.g[0-9]+\.txt$")
 
@@ -283,8 +293,8 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        validate_config(graph.config)
-    except DocumentInvalid as exc:
+        schema().validate_config(graph.config)
+    except schema().DocumentInvalid as exc:
         raise LoomError(f"cannot save {folder}: {exc}") from None
     with session_lock(folder, lock_timeout):
         previous = _committed(folder)
@@ -586,8 +596,8 @@ def read_document(folder: str | Path, *, validate: bool = True) -> dict[str, Any
     if not validate or _sealed(path.parent, doc, raw):  # sealed: the bytes this user's loom-nb checked and wrote
         return doc
     try:
-        validate_document(doc)
-    except DocumentInvalid as exc:
+        schema().validate_document(doc)
+    except schema().DocumentInvalid as exc:
         raise SessionFormatError(path, f"does not fit the graph.json schema: {exc}") from None
     return doc
 
