@@ -65,3 +65,19 @@ def browser_page(width: int = 1400, height: int = 1000):
             yield page
         finally:
             browser.close()
+
+
+LABEL_BOXES_JS = """() => Object.values(network.body.nodes)
+    .filter(n => n.options.label && n.labelModule && n.labelModule.size.width > 0)
+    .map(n => [n.id, n.labelModule.size.left, n.labelModule.size.top, n.labelModule.size.width, n.labelModule.size.height])"""
+"""Every drawn label's box in canvas coordinates, as vis-network measured it while drawing."""
+
+
+def overlapping(boxes) -> list[tuple[str, str]]:
+    """The pairs of (id, left, top, width, height) boxes that overlap."""
+    pairs = []
+    for i, (a, ax, ay, aw, ah) in enumerate(boxes):
+        for b, bx, by, bw, bh in boxes[i + 1:]:
+            if ax < bx + bw and bx < ax + aw and ay < by + bh and by < ay + ah:
+                pairs.append((a, b))
+    return pairs

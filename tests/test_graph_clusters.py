@@ -55,14 +55,14 @@ def test_a_large_session_is_drawn_as_its_concepts_and_a_click_unfolds_one(big, t
         target = concepts[len(concepts) // 2]
         own = int((labels == big.graph.concept_vectors.index[target]).sum())
         click_node(page, target)
-        page.wait_for_function(f"window.loomClusters.open['{target}'] !== undefined", timeout=5000)
+        page.wait_for_function(f"window.loomClusters.open['{target}'] !== undefined", timeout=30_000)
         assert page.evaluate("nodes.length") == len(concepts) + own
         assert page.text_content("#loom-cluster-status") == f"1 concept(s) unfolded, {own} member node(s) drawn"
         member = page.evaluate(f"window.loomClusters.open['{target}'].nodes[0]")
         assert page.evaluate(f"nodes.get('{member}').label").startswith(f"{member} unit ")  # canvas text, not markup
         assert page.evaluate(f"nodes.get('{member}').title.textContent").count(HOSTILE) == 1  # literal text
         click_node(page, target)
-        page.wait_for_function(f"window.loomClusters.open['{target}'] === undefined", timeout=5000)
+        page.wait_for_function(f"window.loomClusters.open['{target}'] === undefined", timeout=30_000)
         assert page.evaluate("nodes.length") == len(concepts)
         assert page.evaluate("document.querySelectorAll('img, b').length") == 0  # no title became markup
         assert page.blocked == [] and page.dialogs == []

@@ -6,6 +6,7 @@ import html
 import json
 import re
 
+import numpy as np
 import pytest
 
 from loom_nb import HashingEmbedder, Loom
@@ -185,3 +186,63 @@ def test_empty_graph_draws():
     page = graph_html(loom)
     assert _dataset(page, "nodes") == []
     assert "0 of 0 concepts" in page
+
+
+# -- labels that stay clear of each other (issue 17) -------------------------------------------
+
+from browser import LABEL_BOXES_JS, browser_page, overlapping  # noqa: E402
+from loom_nb.views.graph_view import LABELLED, label_boxes, separate  # noqa: E402
+
+
+def test_separate_moves_overlapping_boxes_apart_and_keeps_the_first_in_place():
+    rng = np.random.default_rng(3)
+    centres = rng.normal(scale=20, size=(30, 2))  # 30 boxes of 120 x 30 px piled into 40 px
+    halves = np.tile([60.0, 15.0], (30, 1))
+    out = separate(centres, halves, gap=4)
+    assert np.array_equal(out[0], centres[0])
+    apart = np.abs(out[:, None, :] - out[None, :, :]) >= halves[:, None, :] + halves[None, :, :] + 4 - 1e-9
+    assert (apart.any(-1) | np.eye(30, dtype=bool)).all()  # every pair clear on one axis at least
+    assert np.array_equal(out, separate(centres, halves, gap=4))  # deterministic
+    lone = np.array([[5.0, 5.0], [500.0, 500.0]])
+    assert np.array_equal(separate(lone, np.ones((2, 2))), lone)  # nothing overlaps: nothing moves
+
+
+def test_a_box_covers_the_shape_and_the_label_under_it():
+    offset, halves = label_boxes([10.0, 10.0], [20, 0])
+    assert halves[0, 0] == 20 * 7.4 / 2 and halves[1, 0] == 10.0  # the label's width, or the dot's
+    assert offset[0, 1] > offset[1, 1] > -1e-9  # the label hangs under the dot
+
+
+def many_titles_loom(n: int = 18) -> Loom:
+    loom = Loom(embedder=HashingEmbedder())
+    for k in range(n):
+        loom.add(f"oauth token refresh note {k}: rotation and expiry of grant number {k}", title=f"refresh token rotation note {k}")
+    return loom
+
+
+def test_labelled_boxes_never_overlap_and_past_the_limit_labels_show_on_hover():
+    loom = many_titles_loom(LABELLED + 10)
+    result = loom.query("refresh token rotation", budget=600)
+    page = graph_html(loom, result, max_nodes=LABELLED + 40)
+    nodes = _dataset(page, "nodes")
+    labelled = [n for n in nodes if "label" in n]
+    assert len(labelled) == LABELLED < len(nodes)
+    assert all("title" in n for n in nodes)  # the unlabelled ones name themselves on hover
+    offset, halves = label_boxes([n["size"] for n in labelled], [len(html.unescape(n["label"])) for n in labelled])
+    centres = np.array([[n["x"], n["y"]] for n in labelled]) + offset
+    gap = np.abs(centres[:, None, :] - centres[None, :, :]) - (halves[:, None, :] + halves[None, :, :])
+    assert ((gap >= -1e-6).any(-1) | np.eye(len(labelled), dtype=bool)).all()
+
+
+def test_labels_drawn_in_chromium_do_not_overlap_at_22_nodes(tmp_path):
+    loom = many_titles_loom(24)
+    result = loom.query("refresh token rotation", budget=600)
+    path = save_graph_html(loom, tmp_path / "g.html", result, max_nodes=22)
+    with browser_page() as page:
+        page.goto(path.as_uri())
+        page.wait_for_function("typeof network !== 'undefined' && Object.values(network.body.nodes)"
+                               ".every(n => !n.options.label || n.labelModule.size.width > 0)")
+        boxes = page.evaluate(LABEL_BOXES_JS)
+        assert len(boxes) == len(_dataset(path.read_text(), "nodes")) == 22
+        assert overlapping(boxes) == []
+        assert page.blocked == [] and page.dialogs == []

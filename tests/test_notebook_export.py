@@ -7,6 +7,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from loom_nb import Weights
+
 from browser import CHROMIUM, SKIP_REASON, dump_dom
 
 TUTORIAL = Path(__file__).resolve().parent.parent / "notebooks" / "03_tuning_weights.ipynb"
@@ -30,7 +32,9 @@ def test_the_tutorial_is_saved_executed_with_widget_state(notebook):
     state = notebook.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
     sliders = [m for m in state.get("state", {}).values() if m.get("model_name") == "FloatSliderModel"]
     assert len(sliders) >= 10  # one per signal weight, the floor and the threshold
-    assert any(s["state"].get("description") == "provenance" and s["state"]["value"] == 1.0 for s in sliders)
+    # the state the cells left: the weights reset to the defaults, the threshold moved to 0.5
+    assert any(s["state"].get("description") == "provenance" and s["state"]["value"] == Weights().provenance for s in sliders)
+    assert any(s["state"].get("description") == "concept threshold" and s["state"]["value"] == 0.5 for s in sliders)
 
 
 def test_our_outputs_need_no_cdn(notebook):

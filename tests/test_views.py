@@ -84,6 +84,59 @@ def test_sliders_rerank_and_redraw(loom):
     assert first in [r.node_id for r in tuner.result.table]
 
 
+def test_the_tuner_starts_at_what_a_plain_query_returns_and_marks_what_a_move_changed(loom):
+    tuner = loom.tune("refresh token", budget=400)
+    plain = loom.query("refresh token", budget=400)
+    assert [(r.node_id, r.decision) for r in tuner.result.rows(10)] == [(r.node_id, r.decision) for r in plain.rows(10)]
+    assert "class='changed'" not in tuner.top.value  # nothing moved yet
+    first = tuner.result.rows(1)[0].node_id
+    tuner.sliders["semantic"].value = 1.0  # one move: the second note (more alike in words) comes first
+    assert tuner.result.rows(2)[1].node_id == first
+    rows = re.findall(r"<tr class='(changed|same)'[^>]*><td class='n'>(\d+)</td><td class='n'[^>]*>([^<]*)</td>", tuner.top.value)
+    assert [int(rank) for _, rank, _ in rows] == [r.rank for r in tuner.result.rows(len(rows))]
+    assert [(kind, arrow) for kind, _, arrow in rows[:2]] == [("changed", "▲1"), ("changed", "▼1")]
+    assert "Δ score" in tuner.top.value and "#fff3c4" in tuner.top.value
+
+
+def test_reset_goes_back_to_the_session_settings_in_one_rerank(loom, monkeypatch):
+    tuner = loom.tune("refresh token", budget=400)
+    start = [r.node_id for r in tuner.result.rows(3)]
+    tuner.sliders["semantic"].value = 0.0
+    tuner.floor.value = 0.5
+    tuner.budget.value = 1000
+    calls = []
+    real = loom.query
+    monkeypatch.setattr(loom, "query", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    tuner.reset()
+    assert len(calls) == 1
+    assert tuner.sliders["semantic"].value == loom.graph.config.weights.semantic and tuner.budget.value == 400
+    assert [r.node_id for r in tuner.result.rows(3)] == start
+
+
+def test_copy_as_loomconfig_gives_code_that_rebuilds_the_tuned_config(loom):
+    from loom_nb import Weights
+
+    loom.graph.config = loom.graph.config.with_(output_reservation=0.25)  # a session with its own setting
+    tuner = loom.tune("refresh token", budget=400)
+    tuner.sliders["terms"].value = 0.9
+    tuner.floor.value = 0.3
+    assert tuner.code.layout.display == "none"
+    tuner.copy_button.click()
+    assert tuner.code.layout.display is None and tuner.code.value == tuner.config_code()
+    rebuilt = eval(tuner.code.value, {"LoomConfig": LoomConfig, "Weights": Weights})
+    assert rebuilt == tuner.config() and rebuilt.weights.terms == 0.9 and rebuilt.relevance_floor == 0.3
+    assert rebuilt.output_reservation == 0.25  # what differs from the defaults is kept
+    assert loom.graph.config.weights.terms != 0.9  # the session is untouched until the user keeps it
+    tuner.sliders["terms"].value = 0.7  # the shown code follows the sliders
+    assert "terms=0.7" in tuner.code.value
+
+
+def test_the_tuner_table_escapes_titles(loom):
+    loom.add("<b>bold</b><img src=x onerror=alert(1)> about the refresh token")
+    tuner = loom.tune("refresh token", budget=400)
+    assert "<img" not in tuner.top.value and "&lt;img src=x" in tuner.top.value
+
+
 def _topics_loom() -> Loom:
     """Three topics of 8 notes, rebuilt into concepts of about 4: each topic in halves, which
     a lower threshold merges."""

@@ -59,9 +59,12 @@ cells = [
     ),
     new_markdown_cell(
         "## Sliders\n\n"
-        "`loom.tune(query)` shows a slider for each weight, the relevance floor and the concept threshold,\n"
-        "plus mode and budget. Moving one re-ranks with the engine and redraws the table (the session's own\n"
-        "settings do not change). Here we move them from code, as a reader would with the mouse."
+        "`loom.tune(query)` shows a slider for each weight in a compact grid, with the relevance floor, the\n"
+        "concept threshold, the mode and the budget beside them. Under them stay the first rows of the table:\n"
+        "after each move, rows that moved are highlighted, with a rank arrow and their score change. The full\n"
+        "decision table and the threshold preview are folded below. At first the panel shows exactly what\n"
+        "`loom.query(query, budget=...)` returns; a move re-ranks with a copy of the session's config, so the\n"
+        "session's own settings do not change. Here we move the sliders from code, as a reader would with the mouse."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
@@ -86,6 +89,20 @@ cells = [
     ),
     new_code_cell("# NBVAL_CHECK_OUTPUT\ntuner.snapshot()"),
     new_markdown_cell(
+        "**copy as LoomConfig(…)** shows the settings as code to keep (`tuner.config_code()`; `tuner.config()`\n"
+        "is the same as an object). It names every weight and each setting that differs from the defaults,\n"
+        "so pasting it into a cell gives back what the sliders show. **reset to defaults** brings every\n"
+        "control back to what a plain `loom.query` uses."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "from loom_nb import LoomConfig, Weights\n\n"
+        "print(tuner.config_code())\n"
+        "assert eval(tuner.config_code()) == tuner.config()  # the code rebuilds the tuned config\n"
+        "tuner.reset()\n"
+        "assert [r.node_id for r in tuner.result.rows(3)] == before  # back to what a plain query returns"
+    ),
+    new_markdown_cell(
         "The concept threshold slider previews what re-linking at another threshold would do: which\n"
         "concepts would merge (their members mostly reach each other at it), which would split (most\n"
         "of their members fall below it), and how many units would also link to a second concept.\n"
@@ -93,7 +110,8 @@ cells = [
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
-        "tuner.threshold.value = 0.5  # the panel shows this plan under the sliders\n"
+        "tuner.threshold.value = 0.5  # the panel opens its 'concept threshold preview' fold on this plan\n"
+        "assert tuner.details.selected_index == 1\n"
         "print(tuner.plan)"
     ),
     new_markdown_cell(

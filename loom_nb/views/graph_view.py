@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
+import numpy as np
 
 __all__ = ["CLUSTER_ABOVE", "GraphView", "graph_html", "save_graph_html", "CONCEPT_COLOUR", "TYPE_COLOURS", "LOADED_BORDER"]
 
@@ -153,12 +154,15 @@ def _plan(loom, result, max_nodes: int) -> _Plan:  # noqa: C901 - one view optio
 # -- text helpers ------------------------------------------------------------------------------
 
 
+def _short(text: str, limit: int = 32) -> str:
+    """A label's text: one line of at most ``limit`` characters."""
+    text = " ".join(str(text).split())
+    return text[: limit - 1].rstrip() + "…" if len(text) > limit else text
+
+
 def _label(text: str, limit: int = 32) -> str:
     """A node label: shortened to one line and HTML-escaped (the page decodes it for the canvas)."""
-    text = " ".join(str(text).split())
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    return html.escape(text, quote=True)
+    return html.escape(_short(text, limit), quote=True)
 
 
 def _tooltip(lines: list[str]) -> str:
@@ -250,6 +254,74 @@ def _layout(sub: nx.Graph, seed: int) -> dict[str, tuple[float, float]]:
     return {node: (float(x) * scale, float(y) * scale) for node, (x, y) in pos.items()}
 
 
+FONT_PX = 12
+"""Label font size of the drawing, in canvas pixels."""
+CHAR_PX = 7.4
+"""Width allowed per label character: above the mean advance of vis-network's 12 px Arial
+(6.2 px on file names and symbols in Chromium), so a box never under-covers its label."""
+LABEL_GAP = 6.0
+
+
+def label_boxes(sizes, label_lengths) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's box with its label, as (centre offset from the node, half extents).
+
+    vis-network draws a dot's or a diamond's label under the shape: the box runs from the
+    shape's top to the label's baseline and is as wide as the wider of shape and label.
+    """
+    sizes = np.asarray(sizes, dtype=float)
+    half_w = np.maximum(sizes, np.asarray(label_lengths, dtype=float) * CHAR_PX / 2)
+    top, bottom = -sizes, sizes + 4 + 1.4 * FONT_PX * (np.asarray(label_lengths) > 0)
+    return np.stack([np.zeros_like(sizes), (top + bottom) / 2], 1), np.stack([half_w, (bottom - top) / 2], 1)
+
+
+LABELLED = 60
+"""Nodes drawn with a label: the largest (the highest scores); the others show theirs on hover.
+Past this many, labels cannot all stay clear of each other in a picture that still fits."""
+_SPIRAL = 5.0 * np.sqrt(np.arange(40_000))[:, None] * np.stack(
+    [np.cos(np.arange(40_000) * 2.399963229728653), 0.6 * np.sin(np.arange(40_000) * 2.399963229728653)], 1)
+"""Candidate moves, nearest first: a golden-angle spiral, flattened like the labels are."""
+
+
+def separate(centres: np.ndarray, halves: np.ndarray, *, gap: float = LABEL_GAP, order=None) -> np.ndarray:
+    """Boxes placed one by one, in ``order``, each at the free spot nearest its layout
+    position (a spiral search), so no two overlap and the first placed do not move.
+
+    Deterministic, and the spring layout's neighbourhoods stay roughly where they were.
+
+    >>> out = separate(np.array([[0.0, 0.0], [10.0, 0.0]]), np.array([[20.0, 5.0], [20.0, 5.0]]), gap=0)
+    >>> out[0].tolist(), bool(abs(out[1, 0]) >= 40 or abs(out[1, 1]) >= 10)
+    ([0.0, 0.0], True)
+    """
+    c = np.array(centres, dtype=float)
+    out = c.copy()
+    placed: list[int] = []
+    for i in (range(len(c)) if order is None else order):
+        if placed:
+            others, reach = out[placed], halves[placed] + halves[i] + gap
+            for start in range(0, len(_SPIRAL), 256):
+                candidates = c[i] + _SPIRAL[start:start + 256]
+                free = ~(np.abs(candidates[:, None, :] - others[None]) < reach[None]).all(-1).any(1)
+                if free.any():
+                    out[i] = candidates[int(np.argmax(free))]
+                    break
+            else:  # pragma: no cover - 40,000 candidates out to ~1,000 px: not reached at LABELLED boxes
+                out[i] = c[i] + _SPIRAL[-1] * (1 + len(placed))
+        placed.append(int(i))
+    return out
+
+
+def _spread(pos: dict[str, tuple[float, float]], sizes: dict[str, float], labels: dict[str, str]) -> dict[str, tuple[float, float]]:
+    """The layout with each labelled node's box (shape and label) clear of the other labelled
+    ones; nodes without a label keep their place."""
+    ids = [i for i in pos if labels.get(i)]
+    if len(ids) < 2:
+        return pos
+    offset, halves = label_boxes([sizes[i] for i in ids], [len(labels[i]) for i in ids])
+    order = sorted(range(len(ids)), key=lambda k: -sizes[ids[k]])  # stable: the biggest keep their place
+    centres = separate(np.array([pos[i] for i in ids], dtype=float) + offset, halves, order=order) - offset
+    return pos | {node: (float(x), float(y)) for node, (x, y) in zip(ids, centres)}
+
+
 def new_network(height: str):
     """A pyvis network with vis-network inlined and physics off (positions are given)."""
     from pyvis.network import Network
@@ -258,11 +330,24 @@ def new_network(height: str):
     net.options = {
         "physics": {"enabled": False},
         "edges": {"smooth": False, "color": {"inherit": False}},
-        "nodes": {"font": {"size": 12}},
+        "nodes": {"font": {"size": FONT_PX}},
         "interaction": {"hover": True, "tooltipDelay": 150, "dragNodes": True, "hideEdgesOnDrag": True},
         "layout": {"improvedLayout": False},
     }
     return net
+
+
+def _node_size(plan: _Plan, graph, nid: str, result, score_max: float, token_max: int) -> float:
+    """A content node's radius: by score with a result, else by the square root of its tokens."""
+    if result is not None:
+        return round(10 + 30 * (plan.scores.get(nid, 0.0) / score_max if score_max > 0 else 0.0), 1)
+    return round(10 + 20 * (math.sqrt(graph.node(nid).tokens / token_max) if token_max > 0 else 0.0), 1)
+
+
+def _drop_empty_label(net, node_id: str, label: str) -> None:
+    """No label for a node past :data:`LABELLED` (given none, pyvis would draw its id)."""
+    if not label:
+        net.node_map[node_id].pop("label", None)
 
 
 def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa: C901 - one node kind per branch
@@ -271,7 +356,15 @@ def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa
     g = graph.nx
     keep = plan.concepts + plan.content
     sub = g.subgraph(keep)
-    pos = _layout(sub, seed)
+    score_max = max((plan.scores.get(n, 0.0) for n in plan.content), default=0.0)
+    token_max = max((graph.node(n).tokens for n in plan.content), default=0)
+    texts = {cid: _short(graph.node(cid).name) for cid in plan.concepts}
+    texts |= {nid: _short(f"{nid} {graph.node(nid).title}") for nid in plan.content}
+    sizes = {cid: 16.0 for cid in plan.concepts}
+    sizes |= {nid: _node_size(plan, graph, nid, result, score_max, token_max) for nid in plan.content}
+    labelled = set(sorted(keep, key=lambda n: -sizes[n])[:LABELLED])  # sorted() is stable
+    texts = {n: t if n in labelled else "" for n, t in texts.items()}
+    pos = _spread(_layout(sub, seed), sizes, texts)
 
     net = new_network(height)
 
@@ -279,22 +372,16 @@ def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa
         c = graph.node(cid)
         x, y = pos[cid]
         net.add_node(
-            cid, label=_label(c.name), shape="diamond", size=16, x=x, y=y,
+            cid, label=html.escape(texts[cid], quote=True), shape="diamond", size=sizes[cid], x=x, y=y,
             color={"background": CONCEPT_COLOUR, "border": "#7a4f70"}, borderWidth=1,
             title=_tooltip([f"concept {cid}", c.name, c.description]),
         )
+        _drop_empty_label(net, cid, texts[cid])
 
-    score_max = max((plan.scores.get(n, 0.0) for n in plan.content), default=0.0)
-    token_max = max((graph.node(n).tokens for n in plan.content), default=0)
     for nid in plan.content:
         node = graph.node(nid)
         x, y = pos[nid]
         fill = TYPE_COLOURS.get(node.type, OTHER_COLOUR)
-        if result is not None:
-            score = plan.scores.get(nid, 0.0)
-            size = 10 + 30 * (score / score_max if score_max > 0 else 0.0)
-        else:
-            size = 10 + 20 * (math.sqrt(node.tokens / token_max) if token_max > 0 else 0.0)
         options: dict[str, Any] = {"borderWidth": 1}
         colour = {"background": fill, "border": "#333333"}
         lines = [f"{node.type} {nid} · {node.tokens} tokens", node.title]
@@ -316,9 +403,10 @@ def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa
             lines.append(f"{node.reference.file}:{node.reference.lines[0]}-{node.reference.lines[1]}")
         colour["highlight"] = {"background": fill, "border": colour["border"]}
         net.add_node(
-            nid, label=_label(f"{nid} {node.title}"), shape="dot", size=round(size, 1), x=x, y=y,
+            nid, label=html.escape(texts[nid], quote=True), shape="dot", size=sizes[nid], x=x, y=y,
             color=colour, title=_tooltip(lines), **options,
         )
+        _drop_empty_label(net, nid, texts[nid])
 
     for u, v, d in sub.edges(data=True):
         kind = d.get("kind", "link")

@@ -1,8 +1,9 @@
 """Sliders for the signal weights, the relevance floor and the concept threshold.
 
-Moving a slider re-ranks and repacks the query with the same engine calls the CLI makes
-(:meth:`Loom.query` with ``weights=``) and redraws the decision table; nothing in the
-session changes until you copy the weights into its config. The concept threshold slider
+Moving a slider re-ranks and repacks the query with the call a user makes
+(:meth:`Loom.query`, on a copy of the session's config holding the sliders' weights) and
+redraws the rows it moved; nothing in the session changes until you keep the settings
+(``loom.graph.config = tuner.config()``, or the code "copy as LoomConfig" shows). The concept threshold slider
 previews the merges and splits re-linking at it would make
 (:meth:`Loom.preview_threshold`); its "apply threshold" button re-links the session
 (:meth:`Loom.apply_threshold`).
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from ..core.display import Displayable
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from ..core.config import SIGNALS
 
@@ -27,72 +28,211 @@ def _widgets():
     return widgets
 
 
+TOP_ROWS = 12
+"""Rows of the compact table kept in view under the sliders (the full table is folded below)."""
+TRACKED_ROWS = 400
+"""Rows whose rank is remembered between moves: a row that was further down shows as *new*."""
+_CHANGED = "#fff3c4"
+
+
+def _moves(rows, before: dict[str, tuple[int, float, str]] | None) -> list[tuple[str, str, bool]]:
+    """Per row: the rank arrow, the score delta and whether the row changed since ``before``
+    (node id -> rank, score, decision of the previous ranking); nothing marked on the first draw.
+
+    >>> from types import SimpleNamespace as Row
+    >>> rows = [Row(node_id="a", rank=1, score=0.5, decision="loaded"), Row(node_id="b", rank=2, score=0.4, decision="loaded")]
+    >>> _moves(rows, {"b": (1, 0.6, "loaded"), "a": (2, 0.5, "manifest")})
+    [('▲1', '+0.000', True), ('▼1', '−0.200', True)]
+    >>> _moves(rows, {"a": (1, 0.5, "loaded")})
+    [('', '+0.000', False), ('new', '', True)]
+    """
+    marks = []
+    for row in rows:
+        if before is None:
+            marks.append(("", "", False))
+            continue
+        was = before.get(row.node_id)
+        if was is None:
+            marks.append(("new", "", True))
+            continue
+        rank, score, decision = was
+        arrow = f"▲{rank - row.rank}" if row.rank < rank else f"▼{row.rank - rank}" if row.rank > rank else ""
+        delta = row.score - score
+        marks.append((arrow, f"{'+' if delta >= 0 else '−'}{abs(delta):.3f}",
+                      bool(arrow) or decision != row.decision or abs(delta) >= 5e-4))
+    return marks
+
+
+def top_rows_html(result, before: dict[str, tuple[int, float, str]] | None = None, limit: int = TOP_ROWS) -> str:
+    """The first ``limit`` rows of a result with what moved since ``before``: rank arrows,
+    score deltas, changed rows highlighted. Everything shown is escaped."""
+    from html import escape
+
+    from .html import STYLE, _bar
+
+    rows = result.rows(limit)
+    cells = []
+    for row, (arrow, delta, changed) in zip(rows, _moves(rows, before)):
+        colour = "#2e7d32" if arrow.startswith("▲") else "#c62828" if arrow.startswith("▼") else "#1565c0"
+        shade = f" style='background:{_CHANGED}'" if changed else ""
+        cells.append(
+            f"<tr class='{'changed' if changed else 'same'}'{shade}><td class='n'>{row.rank}</td>"
+            f"<td class='n' style='color:{colour}'>{escape(arrow)}</td><td>{escape(row.node_id)}</td>"
+            f"<td>{escape(row.title)}</td><td>{escape(row.decision)}</td><td class='n'>{row.score:.3f}</td>"
+            f"<td class='n'>{escape(delta)}</td><td>{_bar(row.contributions)}</td></tr>")
+    total = len(result.ranking.node_ids)
+    head = ("<thead><tr><th class='n'>#</th><th class='n'>move</th><th>node</th><th>title</th><th>decision</th>"
+            "<th class='n'>score</th><th class='n'>Δ score</th><th>contributions</th></tr></thead>")
+    used = result.packed.context_tokens
+    return (f"{STYLE}<div class='loom-tuner-top'><b>Top {len(rows)} of {total:,}</b> · {escape(result.mode.name.upper())} · "
+            f"{used:,} context tokens · {sum(r.decision != 'excluded' for r in result.rows(TRACKED_ROWS)):,} rows kept"
+            f"<table class='loom-t'>{head}<tbody>{''.join(cells)}</tbody></table></div>")
+
+
 class WeightTuner:
-    """A panel of sliders over one query: weights, relevance floor, concept threshold,
-    mode and budget. ``panel`` is the ipywidgets box to display; ``result`` the latest
-    QueryResult; ``weights()`` the weights the sliders show."""
+    """A panel of sliders over one query, with the rows they move kept in view.
+
+    The weights sit in a compact grid; the relevance floor, concept threshold, mode and
+    budget beside them; under them the first rows of the table, with rank arrows, score
+    deltas and the changed rows highlighted after each move. The full decision table, the
+    threshold preview and the settings as code are folded below. ``panel`` is the ipywidgets
+    box to display; ``result`` the latest QueryResult; :meth:`config` the settings as a
+    :class:`~loom_nb.LoomConfig`.
+
+    At its first draw the panel shows exactly what ``loom.query(query, budget=budget)``
+    returns: the sliders start at the session's settings and a move changes a copy of its
+    config, never the session's own.
+    """
 
     def __init__(self, loom, query: str, *, budget: int | None = None, window: int | None = None, mode: str = "auto"):
         widgets = _widgets()
         self.loom = loom
         self.query_text = query
         self.window = window
-        config = loom.graph.config
-        style = {"description_width": "110px"}
+        self._start = {"budget": budget or 4000, "mode": mode}
+        self._build(widgets)
+        self.result = None
+        self._before: dict[str, tuple[int, float, str]] | None = None
+        self._quiet = False
+        self._rerank()
+        self._preview()
+
+    def _build(self, widgets) -> None:
+        config = self.loom.graph.config
+        wide = widgets.Layout(width="auto")
+        slider = {"description_width": "96px"}
+        setting = {"description_width": "118px"}
         self.sliders = {
-            name: widgets.FloatSlider(value=getattr(config.weights, name), min=0.0, max=1.0, step=0.05,
-                                      description=name, continuous_update=False, style=style)
+            name: widgets.FloatSlider(value=getattr(config.weights, name), min=0.0, max=1.0, step=0.05, description=name,
+                                      continuous_update=False, style=slider, layout=wide)
             for name in SIGNALS
         }
-        self.floor = widgets.FloatSlider(value=config.relevance_floor, min=0.0, max=0.8, step=0.02,
-                                         description="relevance floor", continuous_update=False, style=style)
-        self.threshold = widgets.FloatSlider(value=loom.graph.concept_threshold, min=0.3, max=1.0, step=0.01,
-                                             description="concept threshold", continuous_update=False, style=style)
-        self.mode = widgets.Dropdown(options=["auto", "bare", "fast", "fused"], value=mode, description="mode", style=style)
-        self.budget = widgets.IntSlider(value=budget or 4000, min=200, max=32000, step=200, description="budget",
-                                        continuous_update=False, style=style)
+        self.floor = widgets.FloatSlider(value=config.relevance_floor, min=0.0, max=0.8, step=0.02, description="relevance floor",
+                                         continuous_update=False, style=setting, layout=wide)
+        self.threshold = widgets.FloatSlider(value=self.loom.graph.concept_threshold, min=0.3, max=1.0, step=0.01,
+                                             description="concept threshold", continuous_update=False, style=setting, layout=wide)
+        self.mode = widgets.Dropdown(options=["auto", "bare", "fast", "fused"], value=self._start["mode"], description="mode",
+                                     style=setting, layout=wide)
+        self.budget = widgets.IntSlider(value=self._start["budget"], min=200, max=32000, step=200, description="budget",
+                                        continuous_update=False, style=setting, layout=wide)
+        button = widgets.Layout(width="auto", margin="2px 8px 2px 0")
+        self.apply = widgets.Button(description="apply threshold", tooltip="re-link the session's concepts at this threshold",
+                                    disabled=True, layout=button)
+        self.reset_button = widgets.Button(description="reset to defaults", icon="undo", layout=button,
+                                           tooltip="the weights, floor, mode and budget a plain loom.query uses")
+        self.copy_button = widgets.Button(description="copy as LoomConfig(…)", icon="copy", layout=button,
+                                          tooltip="show these settings as code to paste into a cell")
+        self.code = widgets.Textarea(layout=widgets.Layout(width="100%", height="5em", display="none"))
+        self.top = widgets.HTML()
         self.table = widgets.HTML()
         self.preview = widgets.HTML()
-        self.apply = widgets.Button(description="apply threshold", tooltip="re-link the session's concepts at this threshold",
-                                    disabled=True)
         for control in (*self.sliders.values(), self.floor, self.mode, self.budget):
             control.observe(self._rerank, names="value")
         self.threshold.observe(self._preview, names="value")
         self.apply.on_click(self.apply_threshold)
+        self.reset_button.on_click(self.reset)
+        self.copy_button.on_click(self._show_code)
+        grid = widgets.GridBox(
+            [*self.sliders.values(), self.floor, self.threshold, self.mode, self.budget],
+            layout=widgets.Layout(grid_template_columns="repeat(3, minmax(250px, 1fr))", grid_gap="0 16px"))
+        self.details = widgets.Accordion(children=[self.table, self.preview], titles=("decision table, manifest and budget",
+                                                                                       "concept threshold preview"))
+        self.details.selected_index = None
+        from html import escape
+
         self.panel = widgets.VBox([
-            widgets.HTML(f"<b>Query:</b> {__import__('html').escape(query)}"),
-            widgets.HBox([widgets.VBox(list(self.sliders.values())),
-                          widgets.VBox([self.floor, self.threshold, self.apply, self.mode, self.budget])]),
-            self.preview,
-            self.table,
-        ])
-        self.result = None
-        self._rerank()
-        self._preview()
+            widgets.HTML(f"<b>Query:</b> {escape(self.query_text)}"), grid,
+            widgets.HBox([self.reset_button, self.copy_button, self.apply]),
+            self.code, self.top, self.details,
+        ], layout=widgets.Layout(max_width="1100px"))
 
     def weights(self):
         return replace(self.loom.graph.config.weights, **{n: s.value for n, s in self.sliders.items()})
 
+    def config(self):
+        """The session's config with the sliders' weights and relevance floor: what to keep
+        (``loom.graph.config = tuner.config()``) when the table looks right."""
+        return replace(self.loom.graph.config, weights=self.weights(), relevance_floor=self.floor.value)
+
+    def config_code(self) -> str:
+        """:meth:`config` as Python: ``LoomConfig(...)`` naming every field that differs from
+        the package defaults, and every weight. ``eval`` of it (with ``LoomConfig`` and
+        ``Weights`` in scope) gives :meth:`config` back."""
+        from ..core.config import LoomConfig
+
+        config, default = self.config(), LoomConfig()
+        weights = ", ".join(f"{n}={getattr(config.weights, n)!r}" for n in SIGNALS)
+        other = "".join(f",\n    {f.name}={getattr(config, f.name)!r}" for f in fields(config)
+                        if f.name != "weights" and getattr(config, f.name) != getattr(default, f.name))
+        return f"LoomConfig(\n    weights=Weights({weights}){other},\n)"
+
+    def _show_code(self, button=None) -> None:
+        self.code.value = self.config_code()
+        self.code.layout.display = None
+
+    def reset(self, button=None) -> None:
+        """Every control back to what a plain ``loom.query`` uses (the session's config), one
+        re-rank at the end."""
+        config = self.loom.graph.config
+        self._quiet = True
+        try:
+            for name, control in self.sliders.items():
+                control.value = getattr(config.weights, name)
+            self.floor.value = config.relevance_floor
+            self.mode.value = self._start["mode"]
+            self.budget.value = self._start["budget"]
+        finally:
+            self._quiet = False
+        self._rerank()
+
     def _rerank(self, change=None) -> None:
         from .html import result_html
 
+        if self._quiet:
+            return
         weights = self.weights()
         if sum(weights.as_tuple()) <= 0:
-            self.table.value = "<i>Every weight is zero: raise one.</i>"
+            self.top.value = self.table.value = "<i>Every weight is zero: raise one.</i>"
             return
         graph = self.loom.graph
         saved = graph.config
-        graph.config = replace(saved, relevance_floor=self.floor.value)
+        graph.config = self.config()  # the query reads its weights as loom.query does (message_weights applies)
         try:
-            self.result = self.loom.query(self.query_text, budget=self.budget.value, mode=self.mode.value, weights=weights)
+            self.result = self.loom.query(self.query_text, budget=self.budget.value, mode=self.mode.value)
         finally:
             graph.config = saved
+        self.top.value = top_rows_html(self.result, self._before)
         self.table.value = result_html(self.result)
+        self._before = {r.node_id: (r.rank, r.score, r.decision) for r in self.result.rows(TRACKED_ROWS)}
+        if self.code.layout.display is None:
+            self.code.value = self.config_code()
 
     def _preview(self, change=None) -> None:
         self.plan = self.loom.preview_threshold(self.threshold.value)
         self.preview.value = self.plan._repr_html_()
         self.apply.disabled = self.threshold.value == self.loom.graph.concept_threshold
+        if change is not None:
+            self.details.selected_index = 1  # a moved threshold opens its preview
 
     def apply_threshold(self, button=None):
         """Re-link the session's concepts at the slider's threshold (the button does this),
