@@ -110,6 +110,7 @@ cells = [
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
         "ranking = next(n for n in code.graph.content_nodes() if n.title.endswith(' Ranking'))\n"
+        "assert ranking.reference.file.endswith('rank.py')\n"
         "code.view(ranking.id)  # rank.py: the Ranking class"
     ),
     new_markdown_cell("The concept with the most content, and the concepts around it:"),
@@ -155,8 +156,7 @@ cells = [
     new_markdown_cell(
         "A large session is drawn as its concepts: one diamond per concept, sized by its members and named by\n"
         "its terms, with its members folded until you click it (click again to fold them). `graph_view`\n"
-        "chooses this by itself past 800 content nodes (`make demo`'s index of the whole package has about\n"
-        "970); this sample has 255, so the cell asks for it with `clusters=True`."
+        "chooses this by itself past 800 content nodes; this sample has 255, so the cell asks for it with `clusters=True`."
     ),
     new_code_cell("code.graph_view(clusters=True)"),
     new_markdown_cell(
