@@ -89,6 +89,51 @@ cells = [
     ),
     new_code_cell("loom.save()\nprint(Loom.open(loom.folder))"),
     new_markdown_cell(
+        "## Notebooks, cell by cell\n\n"
+        "A `.ipynb` is indexed by its cells, not its JSON: code cells are outlined in the kernel's language,\n"
+        "markdown cells split by heading, and each output is kept as a short `# Out:` line (images and widget\n"
+        "state are dropped). A unit names its cell, so editing one cell stales only that cell's nodes.\n"
+        "Jupytext percent scripts (`# %%` cells in a `.py` file) are cut the same way."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "import nbformat\n"
+        "from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output\n\n"
+        "analysis = Path(tempfile.mkdtemp()) / 'analysis'\n"
+        "analysis.mkdir()\n"
+        "nb = new_notebook(cells=[\n"
+        "    new_markdown_cell('# Churn\\n\\nWhy customers leave.\\n\\n## Loading\\n\\nFrom the warehouse export.'),\n"
+        "    new_code_cell(\"import pandas as pd\\nframe = pd.read_csv('churn.csv')\\nframe.shape\",\n"
+        "                  outputs=[new_output('execute_result', data={'text/plain': '(7043, 21)', 'image/png': 'iVBORw0KGgo'})]),\n"
+        "    new_code_cell('def churn_rate(frame):\\n    \"\"\"Share of customers who left.\"\"\"\\n    return frame.churned.mean()'),\n"
+        "])\n"
+        "for k, cell in enumerate(nb.cells):\n"
+        "    cell.id = f'cell-{k}'\n"
+        "nbformat.write(nb, analysis / 'churn.ipynb')\n"
+        "notes = Loom()\n"
+        "notes.index(analysis, progress=False)\n"
+        "for node in notes.graph.content_nodes():\n"
+        "    print(node.title)\n"
+        "shape = next(n for n in notes.graph.content_nodes() if n.reference.cell == 'cell-1')\n"
+        "print()\n"
+        "print(notes.graph.text(shape.id))  # the cell's source and its output, not JSON and not the image"
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "nb.cells[2].source = nb.cells[2].source.replace('mean()', 'mean().round(3)')\n"
+        "nbformat.write(nb, analysis / 'churn.ipynb')\n"
+        "from loom_nb import StaleReferenceError\n\n"
+        "def freshness(node_id):\n"
+        "    try:\n"
+        "        notes.graph.text(node_id)  # reads the cell and checks its hash\n"
+        "        return 'fresh'\n"
+        "    except StaleReferenceError:\n"
+        "        return 'stale'\n\n"
+        "for node in notes.graph.content_nodes():  # only the edited cell's node is stale\n"
+        "    print(f'{node.title:<52} {freshness(node.id)}')\n"
+        "assert [freshness(n.id) for n in notes.graph.content_nodes()].count('stale') == 1"
+    ),
+    new_markdown_cell(
         "## A ready code session\n\n"
         "`sample_sessions/loom-nb-code` holds nine modules of loom-nb indexed the same way, with a snapshot of\n"
         "the files its references point to (so they never go stale). `open_sample` opens a copy in\n"

@@ -23,7 +23,7 @@ LANGUAGES: dict[str, str] = {
     ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
     ".ts": "typescript", ".tsx": "tsx",
     ".go": "go", ".rs": "rust", ".java": "java", ".php": "php",
-    ".md": "markdown", ".markdown": "markdown",
+    ".md": "markdown", ".markdown": "markdown", ".ipynb": "notebook",
     ".rst": "text", ".txt": "text",
     ".json": "json", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
     ".cfg": "config", ".ini": "config",

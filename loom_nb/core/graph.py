@@ -109,6 +109,16 @@ class Reference:
     signature: str = ""
     sha256: str = ""
     """Hash of the referenced text when indexed; a mismatch means the file changed."""
+    cell: str = ""
+    """In a notebook, the cell (its id, or ``#index``) whose cell text ``lines`` count in
+    (:mod:`loom_nb.core.notebooks`); empty for any other file."""
+
+    @property
+    def location(self) -> str:
+        """``path:12-30``, or ``path[cell 3]:1-8`` in a notebook (the cell's key when the
+        number is not known here)."""
+        where = f"{self.file}[cell {self.cell}]" if self.cell else self.file
+        return f"{where}:{self.lines[0]}-{self.lines[1]}"
 
 
 @dataclass
@@ -424,7 +434,7 @@ class LoomGraph:
     def _read_reference(self, node: ContentNode) -> str:
         """Read a reference's lines, refusing text that no longer matches its hash."""
         from .errors import StaleReferenceError
-        from .files import read_text, resolve_inside
+        from .files import resolve_inside
 
         from .errors import WorkspaceNotConfirmedError
 
@@ -443,7 +453,7 @@ class LoomGraph:
         except LoomError as exc:  # e.g. a file swapped for a symlink that leaves the workspace
             raise StaleReferenceError(f"{node.id}: {exc}") from None
         try:
-            lines = read_text(path).split("\n")
+            lines = self._reference_text(path, ref).split("\n")
         except FileNotFoundError:
             raise StaleReferenceError(f"{node.id}: {ref.file} no longer exists; re-index the workspace") from None
         except OSError as exc:  # unreadable now: say so rather than fail the whole query
@@ -453,8 +463,23 @@ class LoomGraph:
         start, end = ref.lines
         text = "\n".join(lines[start - 1 : end])
         if sha256_text(text) != ref.sha256:
-            raise StaleReferenceError(f"{node.id}: {ref.file} lines {start}-{end} changed since indexing (stale); re-index the workspace")
+            raise StaleReferenceError(f"{node.id}: {ref.location} changed since indexing (stale); re-index the workspace")
         return text
+
+    @staticmethod
+    def _reference_text(path, ref: Reference) -> str:
+        """The text a reference's lines count in: the file's, or its notebook cell's."""
+        from .errors import StaleReferenceError
+        from .files import read_text
+
+        if not ref.cell:
+            return read_text(path)
+        from .notebooks import read_cell
+
+        cell = read_cell(path, ref.cell)
+        if cell is None:
+            raise StaleReferenceError(f"{ref.file}: the cell {ref.cell} is gone; re-index the workspace")
+        return cell.text
 
     # -- writing ------------------------------------------------------------------------
     def _touch(self) -> None:
@@ -574,7 +599,8 @@ class LoomGraph:
             provenance=Provenance(*(clean_text(str(v)) for v in (provenance.source, provenance.reason, provenance.direction))),
             last_access_turn=self.turn,
             reference=clean_value(reference) if reference is None else Reference(
-                clean_text(reference.file), tuple(reference.lines), clean_text(reference.signature), reference.sha256),
+                clean_text(reference.file), tuple(reference.lines), clean_text(reference.signature), reference.sha256,
+                clean_text(reference.cell)),
             summary_of=summary_of,
             chunks=list(chunks or []),
             meta=clean_value(dict(meta or {})),

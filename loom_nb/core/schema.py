@@ -44,6 +44,7 @@ class Reference(_Strict):
     lines: Annotated[list[Annotated[int, Field(ge=1, lt=BIG)]], Field(min_length=2, max_length=2)]
     signature: str = ""
     sha256: Sha256
+    cell: Annotated[str, StringConstraints(max_length=256)] = ""
 
 
 class ContentColumns(_Strict):

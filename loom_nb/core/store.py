@@ -111,7 +111,7 @@ def _content_columns(nodes: list[ContentNode]) -> dict[str, list]:
         "near_miss_similarity": [n.linking.near_miss[1] if n.linking and n.linking.near_miss else None for n in nodes],
     }
     sparse = {
-        "reference": [asdict(n.reference) if n.reference else None for n in nodes],
+        "reference": [_reference_dict(n.reference) if n.reference else None for n in nodes],
         "summary_of": [n.summary_of for n in nodes],
         "chunks": [[list(c) for c in n.chunks] if n.chunks else None for n in nodes],
         "meta": [n.meta or None for n in nodes],
@@ -182,6 +182,14 @@ def content_name(node_id: str, sha256: str, schema_version: int = SCHEMA_VERSION
     process's text. Schema 1 folders (``n7.txt``) are still read.
     """
     return f"{node_id}.txt" if schema_version < 2 else f"{node_id}.{sha256[:16]}.txt"
+
+
+def _reference_dict(reference: Reference) -> dict[str, Any]:
+    """A reference as graph.json stores it; ``cell`` only for a notebook cell (most are not)."""
+    out = asdict(reference)
+    if not out["cell"]:
+        del out["cell"]
+    return out
 
 
 def schema():
@@ -498,7 +506,8 @@ class LazyNodes:
             provenance=Provenance(c["source"][i], c["reason"][i], c["direction"][i]),
             created=c["created"][i],
             last_access_turn=int(self.graph.content_vectors.cols[i, 1]),
-            reference=Reference(ref["file"], tuple(ref["lines"]), ref.get("signature", ""), ref.get("sha256", "")) if ref else None,
+            reference=Reference(ref["file"], tuple(ref["lines"]), ref.get("signature", ""), ref.get("sha256", ""),
+                                ref.get("cell", "")) if ref else None,
             summary_of=get("summary_of"),
             chunks=[tuple(x) for x in (get("chunks") or [])],
             linking=LinkReport(threshold, self._linked(i), get("link_created"), (near, near_sim) if near else None) if threshold is not None else None,

@@ -27,7 +27,9 @@ from .git import changed_since, dirty_files, head_commit
 from .symbols import outline
 from .background import BACKGROUND_ABOVE, FillJob, VectorFill
 from .structure import MAX_SHARED_DEFINITIONS, link_structure, resolve_import  # noqa: F401 - importable from here as before
-from .units import EMBED_TOKENS, Unit, file_units
+from .units import EMBED_TOKENS, Unit, file_units, window_units
+from .notebooks import is_percent_script, notebook_units, percent_units
+from ..core.notebooks import NotebookError
 from ..core.concepts import REBUILD_SHARE, needs_concept_rebuild, rebuild_concepts  # noqa: F401 - importable from here as before
 from ..core.display import Displayable
 from .walk import WalkLimits, read_text, walk_workspace
@@ -35,11 +37,12 @@ from .walk import WalkLimits, read_text, walk_workspace
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
-UNITS_VERSION = 4
+UNITS_VERSION = 5
 """How files are cut into units and analysed into terms. A session indexed with another
 version is re-cut in full on its next refresh (2: Go methods are units of their own;
 comments above a symbol belong to it; 3: identifiers such as ``__version__`` are terms;
-4: units over ``max_unit_tokens`` that symbols cannot split are cut into parts)."""
+4: units over ``max_unit_tokens`` that symbols cannot split are cut into parts; 5: notebooks and
+percent scripts are cut cell by cell)."""
 
 
 @dataclass
@@ -88,6 +91,22 @@ class IndexReport(Displayable):
         if self.skipped_reasons:
             parts.append("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(self.skipped_reasons.items(), key=lambda x: -x[1])))
         return "\n".join(parts)
+
+
+def cut_file(path: str, language: str, text: str, max_unit_tokens: int = 800) -> tuple[list[Unit], int]:
+    """The units of one file and how many parse errors its outline(s) reported: a notebook
+    cell by cell (one that is not notebook JSON as plain text), a percent script cell by
+    cell, anything else by its outline."""
+    if language == "notebook":
+        try:
+            return notebook_units(path, text, max_unit_tokens)
+        except NotebookError as exc:
+            log.warning("%s", exc)
+            return window_units(path, "text", text), 1
+    if is_percent_script(language, text):
+        return percent_units(path, language, text, max_unit_tokens)
+    result = outline(path, text, language)
+    return file_units(path, language, text, result, max_unit_tokens), int(bool(result.error))
 
 
 def _progress(iterable, total: int, desc: str, enabled: bool | None):
@@ -190,10 +209,8 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     # 2. outline and cut into units
     units_by_file: list[tuple[str, str, str, list[Unit]]] = []
     for path, language, text in _progress(todo, len(todo), "parsing", progress):
-        result = outline(path, text, language)
-        if result.error:
-            report.parse_errors += 1
-        units = file_units(path, language, text, result, max_unit_tokens)
+        units, errors = cut_file(path, language, text, max_unit_tokens)
+        report.parse_errors += bool(errors)
         units_by_file.append((path, language, text, units))
     report.files_indexed = len(units_by_file)
 
@@ -241,7 +258,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
                 type="file_reference",
                 tokens=n_tokens,
                 title=unit.title,
-                reference=Reference(unit.path, (unit.start, unit.end), unit.signature, sha256_text(unit.text)),
+                reference=Reference(unit.path, (unit.start, unit.end), unit.signature, sha256_text(unit.text), unit.cell),
                 provenance=Provenance("indexer", f"{unit.kind} {unit.name}", "input"),
                 chunks=spans,
                 chunk_vectors=chunk_vecs,

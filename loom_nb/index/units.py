@@ -53,10 +53,15 @@ class Unit:
     """Names called inside this unit."""
     imports: tuple[str, ...] = ()
     headings: tuple[str, ...] = ()
+    cell: str = ""
+    """In a notebook, the cell's key (id or ``#index``); ``start``/``end`` count in its text."""
+    cell_number: int = 0
+    """In a notebook, the cell's position from 1, for titles."""
 
     @property
     def title(self) -> str:
-        return f"{self.path}:{self.start}-{self.end} {self.name}" if self.kind != "preamble" else f"{self.path} (module)"
+        where = f"{self.path}[cell {self.cell_number}]" if self.cell else self.path
+        return f"{where}:{self.start}-{self.end} {self.name}" if self.kind != "preamble" else f"{where} (module)"
 
     def embed_text(self, max_tokens: int = EMBED_TOKENS) -> str:
         """What is embedded: path, name, signature and doc first, then the body, cut short.

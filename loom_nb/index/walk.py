@@ -99,6 +99,9 @@ class WalkLimits:
     """Files after this many are skipped and counted, not listed."""
     include_unknown_text: bool = True
     """Index files with unknown extensions as ``"text"`` if their first 8 KiB look like text."""
+    max_notebook_bytes: int = 20_000_000
+    """Notebooks may be this big: their size is mostly images in outputs, which indexing drops
+    (only the cells' text and the gist of their outputs are kept)."""
     max_data_file_bytes: int = 100_000
     """JSON, YAML, XML, CSV and TOML files bigger than this are skipped: fixtures and dumps
     cost many embeddings and rarely answer a question (measured: 13–32 % of the texts
@@ -392,10 +395,11 @@ class _Walk:
             # Opening a FIFO would block the walk forever.
             self.skip(rel, "not a regular file")
             return
-        if st.st_size > limits.max_file_bytes:
-            self.skip(rel, f"over {limits.max_file_bytes:,} bytes ({st.st_size:,})")
-            return
         language = detect_language(entry.name)
+        largest = limits.max_notebook_bytes if language == "notebook" else limits.max_file_bytes
+        if st.st_size > largest:
+            self.skip(rel, f"over {largest:,} bytes ({st.st_size:,})")
+            return
         if any(fnmatchcase(entry.name, pattern) for pattern in GENERATED_FILES):
             self.skip(rel, "generated or lock file")
             return

@@ -124,7 +124,7 @@ def content_facts(loom, node_id: str) -> ContentFacts:
         last_access_turn=node.last_access_turn, turn=g.turn, staleness=float(staleness_signal(np.array([node.last_access_turn]), g.turn, config.staleness_half_life)[0]),
         half_life=config.staleness_half_life, source=node.provenance.source, direction=node.provenance.direction,
         reason=node.provenance.reason, concepts=concepts, near_miss=near, threshold=threshold,
-        reference=f"{ref.file}:{ref.lines[0]}-{ref.lines[1]}" if ref is not None else None,
+        reference=ref.location if ref is not None else None,
         signature=ref.signature if ref is not None else "", freshness=freshness,
         preview=lines[:PREVIEW_LINES], more_lines=max(len(lines) - PREVIEW_LINES, 0),
         summary_of=node.summary_of, summary=summary, chunks=len(node.chunks), structure=structure,

@@ -102,7 +102,7 @@ def _member_record(graph, nid: str, scores: dict[str, float], size: float) -> di
     if nid in scores:
         lines.append(f"score {scores[nid]:.3f}")
     if node.reference is not None:
-        lines.append(f"{node.reference.file}:{node.reference.lines[0]}-{node.reference.lines[1]}")
+        lines.append(node.reference.location)
     text = " ".join(f"{nid} {node.title}".split())
     label = text if len(text) <= 32 else text[:31].rstrip() + "…"
     return {"id": nid, "label": label, "title": "\n".join(" ".join(str(x).split()) for x in lines if x),

@@ -400,7 +400,7 @@ def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa
             colour = {"background": EXCLUDED_COLOUR, "border": "#aaaaaa"}
             options["opacity"] = 0.45
         if node.reference is not None:
-            lines.append(f"{node.reference.file}:{node.reference.lines[0]}-{node.reference.lines[1]}")
+            lines.append(node.reference.location)
         colour["highlight"] = {"background": fill, "border": colour["border"]}
         net.add_node(
             nid, label=html.escape(texts[nid], quote=True), shape="dot", size=sizes[nid], x=x, y=y,

@@ -1,0 +1,147 @@
+"""Jupyter notebooks as the text of their cells, not their JSON (issue 18).
+
+A ``.ipynb`` file is JSON whose strings hold the code: indexed as text, a unit would be
+``"source": ["import numpy as np\\n", ...`` and a question about the code would meet
+escaped quotes and base64 images. So a notebook is read cell by cell with ``nbformat``,
+and each cell becomes its *cell text*: the source, then the gist of its outputs as comment
+lines (the first lines of ``text/plain`` or a stream, a traceback's error line; images
+and widget state are dropped).
+
+A reference into a notebook names its cell (by the cell's id, which nbformat 4.5 gives
+every cell, else by ``#index``) and a line range inside the cell text, so editing one cell
+leaves every other cell's references fresh. Parsed notebooks are cached by path, size and
+mtime: loading several cells of one notebook parses it once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import LoomError
+from .files import read_text
+
+__all__ = ["NOTEBOOK_SUFFIX", "Cell", "NotebookError", "cell_text", "notebook_cells", "read_cell", "read_notebook"]
+
+NOTEBOOK_SUFFIX = ".ipynb"
+MAX_OUTPUT_LINES = 6
+"""Lines of each output kept in the cell text: what the cell printed, not a whole log."""
+MAX_OUTPUT_CHARS = 400
+OUTPUT_MARK = "# Out: "
+"""Prefix of each output line in a cell text (a comment in the usual kernel languages)."""
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_CACHE_SIZE = 8
+
+
+class NotebookError(LoomError):
+    """A ``.ipynb`` that is not a notebook nbformat can read (bad JSON, not nbformat 4)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell as indexing and loading see it."""
+
+    key: str
+    """The cell's id, or ``#index`` when the notebook has no cell ids (nbformat < 4.5)."""
+    number: int
+    """Position in the notebook, from 1 (what a person calls "cell 3")."""
+    kind: str
+    """``code``, ``markdown`` or ``raw``."""
+    language: str
+    """The kernel's language for code cells, ``markdown`` for markdown, ``text`` for raw."""
+    text: str
+    """:func:`cell_text`: the source, then the outputs' gist."""
+
+
+def _source(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
+
+
+def _clip(text: str) -> list[str]:
+    lines = [line.rstrip() for line in _ANSI.sub("", text).strip("\n").split("\n")]
+    kept = lines[:MAX_OUTPUT_LINES]
+    if len(lines) > MAX_OUTPUT_LINES:
+        kept.append(f"… {len(lines) - MAX_OUTPUT_LINES} more lines")
+    return [line[:MAX_OUTPUT_CHARS] for line in kept]
+
+
+def _output_lines(output: dict) -> list[str]:
+    """The gist of one output: its text or ``text/plain``, or a traceback's error line."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        return _clip(_source(output.get("text")))
+    if kind in ("execute_result", "display_data"):
+        plain = (output.get("data") or {}).get("text/plain")
+        return _clip(_source(plain)) if plain is not None else []
+    if kind == "error":
+        return _clip(f"{output.get('ename', 'Error')}: {output.get('evalue', '')}")
+    return []
+
+
+def cell_text(cell: dict) -> str:
+    """A cell's source, then each output's gist as ``# Out:`` lines.
+
+    >>> cell_text({"cell_type": "code", "source": ["x = 2\\n", "x * 21"],
+    ...            "outputs": [{"output_type": "execute_result", "data": {"text/plain": "42", "image/png": "iVBOR"}}]})
+    'x = 2\\nx * 21\\n# Out: 42'
+    >>> cell_text({"cell_type": "markdown", "source": "# Title"})
+    '# Title'
+    """
+    text = _source(cell.get("source")).rstrip("\n")
+    if cell.get("cell_type") != "code":
+        return text
+    outputs = [line for output in cell.get("outputs") or () for line in _output_lines(output)]
+    return text + "".join(f"\n{OUTPUT_MARK}{line}" for line in outputs)
+
+
+def notebook_cells(text: str, where: str = "notebook") -> list[Cell]:
+    """The cells of a notebook's JSON text, each with its :func:`cell_text`."""
+    import nbformat
+
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except (json.JSONDecodeError, nbformat.reader.NotJSONError) as exc:
+        raise NotebookError(f"{where} is not notebook JSON ({str(exc).splitlines()[0][:200]})") from None
+    except Exception as exc:  # nbformat raises several types for a foreign or damaged document
+        raise NotebookError(f"{where} is not a notebook nbformat can read ({type(exc).__name__}: {str(exc)[:200]})") from None
+    meta = nb.get("metadata") or {}
+    language = str((meta.get("kernelspec") or {}).get("language") or (meta.get("language_info") or {}).get("name") or "python").lower()
+    cells = []
+    for index, cell in enumerate(nb.get("cells") or ()):
+        kind = str(cell.get("cell_type", "raw"))
+        cells.append(Cell(key=str(cell.get("id") or f"#{index}"), number=index + 1, kind=kind,
+                          language=language if kind == "code" else "markdown" if kind == "markdown" else "text",
+                          text=cell_text(cell)))
+    return cells
+
+
+_cache: OrderedDict[tuple[str, int, int], list[Cell]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def read_notebook(path: Path) -> list[Cell]:
+    """The cells of the notebook at ``path``, parsed once per size and mtime."""
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    with _lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    cells = notebook_cells(read_text(path), str(path.name))
+    with _lock:
+        _cache[key] = cells
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return cells
+
+
+def read_cell(path: Path, key: str) -> Cell | None:
+    """The cell ``key`` (id or ``#index``) of the notebook at ``path``; None when it is gone."""
+    for cell in read_notebook(path):
+        if cell.key == key:
+            return cell
+    return None

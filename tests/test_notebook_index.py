@@ -1,0 +1,146 @@
+"""Notebooks indexed cell by cell (issue 18): units name their cell, a loaded node reads as
+the cell's source with the gist of its outputs (never JSON, never an image), and editing
+one cell stales only that cell's nodes. Jupytext percent scripts are cut by cell too."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from loom_nb import HashingEmbedder, Loom
+from loom_nb.core.errors import StaleReferenceError
+from loom_nb.core.notebooks import NotebookError, cell_text, notebook_cells
+from loom_nb.index.indexer import cut_file
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+
+
+def analysis_notebook() -> nbformat.NotebookNode:
+    nb = new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}})
+    nb.cells = [
+        new_markdown_cell("# Churn analysis\n\nWhy customers leave.\n\n## Loading the data\n\nFrom the warehouse export."),
+        new_code_cell("import pandas as pd\n\nframe = pd.read_csv('churn.csv')\nframe.shape",
+                      outputs=[new_output("execute_result", data={"text/plain": "(7043, 21)"}, execution_count=1)]),
+        new_code_cell("def churn_rate(frame):\n    \"\"\"Share of customers who left.\"\"\"\n    return frame.churned.mean()\n\n\n"
+                      "def tenure_buckets(frame):\n    return frame.tenure // 12\n",
+                      outputs=[new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure size 640x480>"})]),
+        new_code_cell("churn_rate(frame.head(0))",
+                      outputs=[new_output("error", ename="ZeroDivisionError", evalue="division by zero",
+                                          traceback=["\x1b[0;31mZeroDivisionError\x1b[0m: division by zero"])]),
+    ]
+    for k, cell in enumerate(nb.cells):
+        cell.id = f"cell-{k}"
+    return nb
+
+
+@pytest.fixture
+def indexed(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    nbformat.write(analysis_notebook(), ws / "churn.ipynb")
+    loom = Loom(embedder=HashingEmbedder())
+    report = loom.index(ws, progress=False, wait=True)
+    return loom, ws, report
+
+
+def nodes_of(loom, cell: str):
+    return [n for n in loom.graph.content_nodes() if n.reference is not None and n.reference.cell == cell]
+
+
+def test_each_cell_becomes_units_that_name_their_cell(indexed):
+    loom, _, report = indexed
+    assert report.parse_errors == 0
+    titles = sorted(n.title for n in loom.graph.content_nodes())
+    assert titles == [
+        "churn.ipynb[cell 1]:1-4 Churn analysis",
+        "churn.ipynb[cell 1]:5-7 Churn analysis > Loading the data",
+        "churn.ipynb[cell 2]:1-5 import pandas as pd",
+        "churn.ipynb[cell 3]:1-3 churn_rate",
+        "churn.ipynb[cell 3]:6-8 tenure_buckets",  # its output line stays with it
+        "churn.ipynb[cell 4]:1-2 churn_rate(frame.head(0))",
+    ]
+    (rate,) = [n for n in nodes_of(loom, "cell-2") if n.title.endswith("churn_rate")]
+    assert rate.reference.lines == (1, 3) and rate.reference.file == "churn.ipynb"
+
+
+def test_a_loaded_cell_reads_as_its_source_and_its_outputs_gist(indexed):
+    loom, _, _ = indexed
+    result = loom.query("how is the churn rate computed from the frame?", budget=2000)
+    prompt = result.prompt
+    assert "def churn_rate(frame):" in prompt
+    assert '"source"' not in prompt and '"cell_type"' not in prompt  # never the JSON
+    (shape,) = nodes_of(loom, "cell-1")
+    assert loom.graph.text(shape.id).endswith("frame.shape\n# Out: (7043, 21)")
+    (error,) = nodes_of(loom, "cell-3")
+    assert loom.graph.text(error.id).endswith("# Out: ZeroDivisionError: division by zero")  # no ANSI codes
+    figure = "\n".join(loom.graph.text(n.id) for n in nodes_of(loom, "cell-2"))
+    assert PNG not in figure and "iVBOR" not in prompt  # images are dropped
+
+
+def test_editing_one_cell_stales_only_its_nodes(indexed):
+    loom, ws, _ = indexed
+    nb = nbformat.read(ws / "churn.ipynb", as_version=4)
+    nb.cells[2].source = "# now three lines longer\n\n\n" + nb.cells[2].source
+    nbformat.write(nb, ws / "churn.ipynb")
+    for node in nodes_of(loom, "cell-2"):
+        with pytest.raises(StaleReferenceError, match=r"churn.ipynb\[cell cell-2\]"):
+            loom.graph.text(node.id)
+    for cell in ("cell-0", "cell-1", "cell-3"):  # the other cells read as they were
+        for node in nodes_of(loom, cell):
+            assert loom.graph.text(node.id)
+    report = loom.index(ws, progress=False, wait=True)
+    assert report.files_indexed == 1
+    moved = [n for n in nodes_of(loom, "cell-2") if n.title.endswith("churn_rate")]
+    assert [n.reference.lines for n in moved] == [(4, 6)]
+    assert loom.graph.text(moved[0].id).startswith("def churn_rate(frame):")
+
+
+def test_a_session_with_notebook_cells_saves_and_reopens(indexed, tmp_path):
+    loom, ws, _ = indexed
+    loom.save(tmp_path / "session")
+    doc = json.loads((tmp_path / "session" / "graph.json").read_text())
+    cells = [r.get("cell") for r in doc["content"]["reference"] if r]
+    assert sorted(set(cells)) == ["cell-0", "cell-1", "cell-2", "cell-3"]
+    again = Loom.open(tmp_path / "session", embedder=HashingEmbedder(), workspace=ws)
+    (shape,) = nodes_of(again, "cell-1")
+    assert again.graph.text(shape.id).startswith("import pandas as pd")
+
+
+def test_cells_without_ids_are_found_by_position():
+    nb = analysis_notebook()
+    raw = json.loads(nbformat.writes(nb))
+    raw["nbformat_minor"] = 4
+    for cell in raw["cells"]:
+        del cell["id"]
+    cells = notebook_cells(json.dumps(raw))
+    assert [c.key for c in cells] == ["#0", "#1", "#2", "#3"] and [c.number for c in cells] == [1, 2, 3, 4]
+    assert cells[1].language == "python" and cells[0].language == "markdown"
+
+
+def test_a_file_named_ipynb_that_is_not_a_notebook_is_cut_as_text():
+    with pytest.raises(NotebookError, match="not notebook JSON"):
+        notebook_cells("{ not json", "broken.ipynb")
+    units, errors = cut_file("broken.ipynb", "notebook", "{ not json\nsecond line\n")
+    assert errors == 1 and [u.kind for u in units] == ["window"] and units[0].cell == ""
+
+
+def test_long_outputs_are_clipped_and_marked():
+    cell = {"cell_type": "code", "source": "for i in range(100): print(i)",
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": "".join(f"{i}\n" for i in range(100))}]}
+    lines = cell_text(cell).split("\n")
+    assert lines[1:4] == ["# Out: 0", "# Out: 1", "# Out: 2"] and lines[-1] == "# Out: … 94 more lines"
+
+
+def test_a_percent_script_is_cut_by_cell_with_the_files_line_numbers():
+    script = ("# %% [markdown]\n# # Churn\n# Why customers leave.\n\n"
+              "# %%\nimport pandas as pd\n\n"
+              "# %% Rates\ndef churn_rate(frame):\n    return frame.churned.mean()\n")
+    units, errors = cut_file("churn.py", "python", script)
+    assert errors == 0
+    assert [(u.kind, u.name, u.start, u.end) for u in units] == [
+        ("heading", "Churn", 2, 4), ("window", "import pandas as pd", 5, 6), ("function", "churn_rate", 8, 10)]
+    assert units[-1].text == "# %% Rates\ndef churn_rate(frame):\n    return frame.churned.mean()"  # the file's lines
+    assert all(u.language == "python" and u.cell == "" for u in units)
