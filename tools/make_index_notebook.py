@@ -134,6 +134,25 @@ cells = [
         "assert [freshness(n.id) for n in notes.graph.content_nodes()].count('stale') == 1"
     ),
     new_markdown_cell(
+        "## Documents\n\n"
+        "A paper or a saved web page goes in with `add_file`: a PDF is cut by its bookmarks (else by page),\n"
+        "an HTML page by its headings (scripts, styles and navigation dropped), and each section becomes a\n"
+        "node titled with where it came from."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "page = analysis / 'retention.html'\n"
+        "page.write_text('<html><head><title>Retention</title><script>track()</script></head><body>'\n"
+        "                '<nav>Home | Reports</nav><h1>Why customers leave</h1><p>Most leave in the first year.</p>'\n"
+        "                '<h2>Pricing</h2><p>A price rise in March doubled monthly churn.</p></body></html>')\n"
+        "added = notes.add_file(page)\n"
+        "for node in added.nodes:\n"
+        "    print(f'{node.id:<4} {node.title:<45} {notes.graph.text(node.id)!r}')\n"
+        "top = notes.query('What doubled monthly churn?', budget=500).rows(1)[0]\n"
+        "print('first for the question:', top.title)\n"
+        "assert top.title == 'retention.html § Why customers leave > Pricing'"
+    ),
+    new_markdown_cell(
         "## A ready code session\n\n"
         "`sample_sessions/loom-nb-code` holds nine modules of loom-nb indexed the same way, with a snapshot of\n"
         "the files its references point to (so they never go stale). `open_sample` opens a copy in\n"

@@ -454,6 +454,39 @@ class Loom(Displayable):
             links.append(link)
         return AddResult(classification, nodes, links)
 
+    def add_file(self, path: str | Path, *, type: str = "input", source: str = "file") -> AddResult:  # noqa: A002 - as in add()
+        """Add a document as content nodes, one per section (issue 18).
+
+        A PDF is cut by its bookmarks (else by page), an HTML page by its headings, and each
+        section is titled with where it came from (``paper.pdf p. 3-5: Results``,
+        ``guide.html § Install``; :mod:`loom_nb.index.documents`). Any other text file is
+        added as :meth:`add` would add its text. The text is stored in the session: a
+        document is not a workspace file that indexing keeps fresh.
+        """
+        from .files import is_binary, read_text
+
+        path = Path(path)
+        from ..index.documents import DOCUMENT_SUFFIXES, document_sections
+
+        if path.suffix.lower() in DOCUMENT_SUFFIXES:
+            sections = document_sections(path)
+        else:
+            try:
+                with open(path, "rb") as fh:
+                    head = fh.read(8192)
+            except OSError as exc:
+                raise LoomError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+            if is_binary(head):
+                raise LoomError(f"{path.name} is binary: add_file reads PDF, HTML and text files")
+            return self.add(read_text(path), type=type, source=source, title=path.name, meta={"path": path.name})
+        nodes, links = [], []
+        for section in sections:
+            added = self.add(section.text, type=type, source=source, reason=section.title, title=section.title,
+                             split=False, meta={"path": path.name, **section.where})
+            nodes += added.nodes
+            links += added.links
+        return AddResult(classify(sections[0].text, self.graph.config), nodes, links)
+
     def _add_one(self, text: str, **kwargs) -> tuple[ContentNode, LinkReport]:
         from .tokens import count_tokens
 

@@ -1,0 +1,191 @@
+"""Documents a notebook user pastes in, cut into sections: PDF by its outline or by page,
+HTML by heading (issue 18).
+
+A paper or a saved web page is read once, cut into sections that each say where they came
+from (``paper.pdf p. 3-5``, ``guide.html § Install``), and each section becomes a content
+node holding its text (a PDF's text is not addressable by line, so these are stored, not
+referenced). pypdf reads PDFs and BeautifulSoup (with Python's own ``html.parser``) reads
+HTML: both are pure Python and need nothing at run time.
+
+Every failure is a :class:`~loom_nb.core.errors.LoomError` that names the file: an
+encrypted or damaged PDF, a PDF with no text layer (a scan), a file too large.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.errors import LoomError
+from ..core.files import read_text
+from ..core.tokens import count_tokens
+
+__all__ = ["DOCUMENT_SUFFIXES", "MAX_DOCUMENT_BYTES", "MAX_PDF_PAGES", "Section", "document_sections"]
+
+MAX_DOCUMENT_BYTES = 50_000_000
+"""Larger documents are refused: a 50 MB PDF is hundreds of pages of scans or images."""
+MAX_PDF_PAGES = 2000
+SECTION_TOKENS = 1200
+"""A section longer than this is cut at paragraph breaks, so no one node swallows a budget."""
+DOCUMENT_SUFFIXES = {".pdf": "pdf", ".html": "html", ".htm": "html"}
+_HEADINGS = ("h1", "h2", "h3")
+_DROP = ("script", "style", "noscript", "nav", "footer", "header", "svg", "form", "template")
+
+
+@dataclass(frozen=True)
+class Section:
+    """One piece of a document: what it says and where it is."""
+
+    title: str
+    """``paper.pdf p. 3-5: Results`` or ``guide.html § Install > From source``."""
+    text: str
+    where: dict
+    """``{"pages": [3, 5]}`` or ``{"heading": "Install > From source"}``, kept in the node's meta."""
+
+
+def document_sections(path: str | Path) -> list[Section]:
+    """The sections of a PDF or HTML file, in document order; never empty.
+
+    Raises
+    ------
+    LoomError
+        The file is missing, too large, of another type, or not readable as its type.
+    """
+    path = Path(path)
+    kind = DOCUMENT_SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        raise LoomError(f"{path.name}: not a document type add_file splits ({', '.join(DOCUMENT_SUFFIXES)})")
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise LoomError(f"{path}: no such file") from None
+    if size > MAX_DOCUMENT_BYTES:
+        raise LoomError(f"{path.name} is {size / 1e6:,.0f} MB, over the {MAX_DOCUMENT_BYTES / 1e6:,.0f} MB add_file reads")
+    sections = _pdf_sections(path) if kind == "pdf" else _html_sections(path)
+    sections = [part for section in sections for part in _cut(section)]
+    if not sections:
+        raise LoomError(f"{path.name} has no text to add" + (" (a scan without a text layer?)" if kind == "pdf" else ""))
+    return sections
+
+
+# -- PDF --------------------------------------------------------------------------------------
+
+
+def _pdf_reader(path: Path):
+    import pypdf
+
+    try:
+        reader = pypdf.PdfReader(str(path))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise LoomError(f"{path.name} is encrypted; decrypt it first")
+        pages = len(reader.pages)
+    except LoomError:
+        raise
+    except Exception as exc:  # pypdf raises many types for a damaged file
+        raise LoomError(f"{path.name} is not a PDF pypdf can read ({type(exc).__name__}: {str(exc)[:200]})") from None
+    if pages > MAX_PDF_PAGES:
+        raise LoomError(f"{path.name} has {pages:,} pages, over the {MAX_PDF_PAGES:,} add_file reads")
+    return reader
+
+
+def _outline(reader) -> list[tuple[str, int]]:
+    """The top-level bookmarks as (title, first page from 0) in page order, one per page
+    (the first bookmark on it); [] when there are none or they cannot be read."""
+    try:
+        items = [(reader.get_destination_page_number(item), str(item.title))
+                 for item in reader.outline if not isinstance(item, list)]
+    except Exception:  # a broken outline: fall back to pages
+        return []
+    first: dict[int, str] = {}
+    for page, title in items:
+        if page is not None and page >= 0:
+            first.setdefault(page, title)
+    return [(title, page) for page, title in sorted(first.items())]
+
+
+def _pdf_sections(path: Path) -> list[Section]:
+    reader = _pdf_reader(path)
+    texts = []
+    for page in reader.pages:
+        try:
+            texts.append(_tidy(page.extract_text() or ""))
+        except Exception:  # one damaged page should not lose the document: it reads as empty
+            texts.append("")
+    name = path.name
+    marks = _outline(reader)
+    if not marks:  # one section per page
+        return [Section(f"{name} p. {k + 1}", text, {"pages": [k + 1, k + 1]}) for k, text in enumerate(texts) if text.strip()]
+    sections = []
+    if marks[0][1] > 0:
+        front = "\n\n".join(t for t in texts[: marks[0][1]] if t.strip())
+        if front.strip():
+            sections.append(Section(f"{name} p. 1-{marks[0][1]}", front, {"pages": [1, marks[0][1]]}))
+    for k, (title, first) in enumerate(marks):
+        last = (marks[k + 1][1] if k + 1 < len(marks) else len(texts)) - 1
+        last = max(first, last)
+        text = "\n\n".join(t for t in texts[first : last + 1] if t.strip())
+        pages = f"p. {first + 1}" if last == first else f"p. {first + 1}-{last + 1}"
+        if text.strip():
+            sections.append(Section(f"{name} {pages}: {title}", text, {"pages": [first + 1, last + 1], "heading": title}))
+    return sections
+
+
+# -- HTML -------------------------------------------------------------------------------------
+
+
+def _html_sections(path: Path) -> list[Section]:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(read_text(path), "html.parser")
+    for tag in soup(_DROP):
+        tag.decompose()
+    body = soup.body or soup
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    sections: list[tuple[list[str], list[str]]] = [([title] if title else [], [])]
+    trail: list[str] = []
+    for element in body.find_all([*_HEADINGS, "p", "li", "pre", "td", "blockquote", "dd", "dt"]):
+        if element.find_parent(["p", "li", "pre", "td", "blockquote", "dd", "dt"]) is not None:
+            continue  # its text is in the enclosing block already
+        text = element.get_text("\n" if element.name == "pre" else " ", strip=element.name != "pre")
+        if element.name in _HEADINGS:
+            level = int(element.name[1])
+            trail = trail[: level - 1] + [text]
+            sections.append((list(trail), []))
+        elif text.strip():
+            sections[-1][1].append(text)
+    out = []
+    for heading, blocks in sections:
+        if not blocks:
+            continue
+        label = " > ".join(h for h in heading if h)
+        out.append(Section(f"{path.name} § {label}" if label else path.name, _tidy("\n\n".join(blocks)),
+                           {"heading": label} if label else {}))
+    return out
+
+
+# -- shared -----------------------------------------------------------------------------------
+
+
+def _tidy(text: str) -> str:
+    """Runs of blank lines and trailing spaces out; the text otherwise as extracted."""
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def _cut(section: Section) -> list[Section]:
+    """A section over :data:`SECTION_TOKENS` in parts at paragraph breaks, each titled
+    ``(part k of n)``."""
+    if count_tokens(section.text) <= SECTION_TOKENS:
+        return [section]
+    parts, current = [], []
+    for paragraph in section.text.split("\n\n"):
+        if current and count_tokens("\n\n".join([*current, paragraph])) > SECTION_TOKENS:
+            parts.append("\n\n".join(current))
+            current = []
+        current.append(paragraph)
+    if current:
+        parts.append("\n\n".join(current))
+    if len(parts) == 1:
+        return [section]
+    return [Section(f"{section.title} (part {k + 1} of {len(parts)})", text, section.where) for k, text in enumerate(parts)]

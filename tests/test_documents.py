@@ -1,0 +1,142 @@
+"""Documents a user pastes in (issue 18): ``loom.add_file`` cuts a PDF by its bookmarks or
+pages and an HTML page by its headings, each section titled with where it came from."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from loom_nb import HashingEmbedder, Loom, LoomError
+from loom_nb.index.documents import document_sections
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def make_pdf(pages: list[list[str]], outline: list[tuple[str, int]] = ()) -> bytes:
+    """A small real PDF: each page's lines in Helvetica, then pypdf adds the bookmarks."""
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>", None, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    kids = []
+    for lines in pages:
+        stream = "BT /F1 12 Tf 14 TL 72 720 Td " + " ".join(f"({_escape(line)}) Tj T*" for line in lines) + " ET"
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {len(objects)} 0 R "
+                       "/Resources << /Font << /F1 3 0 R >> >> >>")
+        kids.append(f"{len(objects)} 0 R")
+    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(out.tell())
+        out.write(f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1"))
+    xref = out.tell()
+    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
+    out.write("".join(f"{o:010d} 00000 n \n" for o in offsets).encode())
+    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
+    if not outline:
+        return out.getvalue()
+    import pypdf
+
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(out.getvalue())))
+    for title, page in outline:
+        writer.add_outline_item(title=title, page_number=page)
+    done = io.BytesIO()
+    writer.write(done)
+    return done.getvalue()
+
+
+PAGES = [["Attention Is Not All You Need", "A study of context selection."],
+         ["1 Introduction", "Local models have small windows.", "Selection decides what they see."],
+         ["2 Method", "We rank units by eleven signals."],
+         ["The budget is packed greedily."],
+         ["3 Results", "Line recall rose to 0.84 at 8k tokens."]]
+
+
+def test_a_pdf_is_cut_by_its_bookmarks_with_page_ranges(tmp_path):
+    path = tmp_path / "paper.pdf"
+    path.write_bytes(make_pdf(PAGES, [("Introduction", 1), ("Method", 2), ("Results", 4)]))
+    sections = document_sections(path)
+    assert [s.title for s in sections] == ["paper.pdf p. 1-1", "paper.pdf p. 2: Introduction",
+                                           "paper.pdf p. 3-4: Method", "paper.pdf p. 5: Results"]
+    method = sections[2]
+    assert "eleven signals" in method.text and "packed greedily" in method.text  # both pages of the section
+    assert method.where == {"pages": [3, 4], "heading": "Method"}
+
+
+def test_a_pdf_without_bookmarks_is_cut_by_page(tmp_path):
+    path = tmp_path / "notes.pdf"
+    path.write_bytes(make_pdf(PAGES[:3]))
+    assert [(s.title, s.where) for s in document_sections(path)] == [
+        ("notes.pdf p. 1", {"pages": [1, 1]}), ("notes.pdf p. 2", {"pages": [2, 2]}), ("notes.pdf p. 3", {"pages": [3, 3]})]
+
+
+def test_add_file_makes_one_node_per_section_and_a_query_finds_the_right_one(tmp_path):
+    path = tmp_path / "paper.pdf"
+    path.write_bytes(make_pdf(PAGES, [("Introduction", 1), ("Method", 2), ("Results", 4)]))
+    loom = Loom(embedder=HashingEmbedder())
+    added = loom.add_file(path)
+    assert len(added.nodes) == 4 and all(n.meta["path"] == "paper.pdf" for n in added.nodes)
+    result = loom.query("what line recall did the results report?", budget=400)
+    assert result.rows(1)[0].title == "paper.pdf p. 5: Results"
+    assert "0.84" in result.prompt
+
+
+HTML = """<!doctype html><html><head><title>Guide</title><script>alert('x')</script>
+<style>body{color:red}</style></head><body><nav>Home | Docs</nav>
+<h1>Install</h1><p>Run <code>pip install loom-nb</code>.</p>
+<h2>From source</h2><p>Clone the repository.</p><pre>make setup
+make test</pre>
+<h1>Usage</h1><ul><li>Open a session.</li><li>Ask a question.</li></ul>
+<footer>© someone</footer></body></html>"""
+
+
+def test_an_html_page_is_cut_by_heading_without_scripts_or_navigation(tmp_path):
+    path = tmp_path / "guide.html"
+    path.write_text(HTML, encoding="utf-8")
+    sections = document_sections(path)
+    assert [s.title for s in sections] == ["guide.html § Install", "guide.html § Install > From source", "guide.html § Usage"]
+    assert sections[0].text == "Run pip install loom-nb ."
+    assert sections[1].text == "Clone the repository.\n\nmake setup\nmake test"  # a pre keeps its lines
+    assert "Open a session." in sections[2].text and "Ask a question." in sections[2].text
+    joined = "\n".join(s.text for s in sections)
+    assert "alert" not in joined and "color:red" not in joined and "Home | Docs" not in joined and "someone" not in joined
+
+
+def test_a_long_section_is_cut_at_paragraphs(tmp_path):
+    paragraphs = "".join(f"<p>{'word ' * 150}paragraph {k}.</p>" for k in range(20))
+    path = tmp_path / "long.html"
+    path.write_text(f"<html><body><h1>Long</h1>{paragraphs}</body></html>", encoding="utf-8")
+    sections = document_sections(path)
+    assert len(sections) > 1 and sections[0].title.startswith("long.html § Long (part 1 of ")
+    assert "paragraph 19." in sections[-1].text
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("broken.pdf", b"%PDF-1.4\nthis is not a pdf", "not a PDF pypdf can read"),
+    ("empty.pdf", None, "has no text to add"),
+    ("image.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\x00", "is binary"),
+])
+def test_bad_documents_get_a_clear_error_and_add_nothing(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content if content is not None else make_pdf([[]]))
+    loom = Loom(embedder=HashingEmbedder())
+    with pytest.raises(LoomError, match=message):
+        loom.add_file(path)
+    assert loom.graph.counts()["content"] == 0
+
+
+def test_a_missing_file_says_so(tmp_path):
+    with pytest.raises(LoomError, match="no such file"):
+        document_sections(tmp_path / "gone.pdf")
+
+
+def test_a_text_file_is_added_as_its_text(tmp_path):
+    path = tmp_path / "notes.md"
+    path.write_text("# Deploy\n\nThe deploy runs on Fridays.\n", encoding="utf-8")
+    loom = Loom(embedder=HashingEmbedder())
+    added = loom.add_file(path)
+    assert [n.title for n in added.nodes] == ["notes.md"] and "Fridays" in loom.graph.text(added.ids[0])
+
