@@ -27,16 +27,18 @@ LANGUAGES: dict[str, str] = {
     ".rst": "text", ".txt": "text",
     ".json": "json", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
     ".cfg": "config", ".ini": "config",
-    ".sh": "shell",
+    ".sh": "shell", ".bash": "shell",
     ".c": "c", ".h": "c",
-    ".cpp": "cpp", ".hpp": "cpp", ".cc": "cpp",
-    ".rb": "ruby", ".cs": "csharp", ".kt": "kotlin", ".swift": "swift",
+    ".cpp": "cpp", ".hpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".hh": "cpp", ".hxx": "cpp",
+    ".rb": "ruby", ".rake": "ruby", ".gemspec": "ruby", ".cs": "csharp",
+    ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".lua": "lua", ".scala": "scala", ".sc": "scala",
     ".sql": "sql", ".html": "html", ".css": "css", ".xml": "xml",
 }
 """File extension (lower case, with the dot) -> language name used by the indexers."""
 
 FILENAME_LANGUAGES: dict[str, str] = {
     "Makefile": "text", "Dockerfile": "text", "LICENSE": "text", "README": "text",
+    "Gemfile": "ruby", "Rakefile": "ruby",
 }
 """Whole file names without an extension that are known text."""
 

@@ -31,16 +31,22 @@ import os
 import re
 from dataclasses import dataclass
 
+from . import datafiles, languages
+
 log = logging.getLogger(__name__)
 
-SUPPORTED = ("python", "javascript", "typescript", "tsx", "go", "rust", "java", "php")
+SUPPORTED = ("python", "javascript", "typescript", "tsx", "go", "rust", "java", "php",
+             *(spec.language for spec in languages.SPECS))
 """Languages outlined with tree-sitter, from grammar wheels installed with the package (never
-downloaded at run time, so indexing works offline)."""
+downloaded at run time, so indexing works offline). The first eight are outlined by the tables in
+this module; C, C++, C#, Ruby, Kotlin, Swift, Bash, Lua, Scala and SQL by :mod:`.languages`."""
 
 KINDS = ("function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type",
-         "module", "heading", "window")
-"""Every value :attr:`Symbol.kind` can take. ``module`` is a Rust ``mod`` or a TypeScript
-``namespace``/``declare module`` block."""
+         "module", "table", "view", "index", "trigger", "key", "section", "heading", "window")
+"""Every value :attr:`Symbol.kind` can take. ``module`` is a Rust ``mod``, a TypeScript
+``namespace``/``declare module`` block, a C++/C# namespace or a Ruby module; ``table``, ``view``,
+``index`` and ``trigger`` are SQL ``CREATE`` statements; ``key`` and ``section`` are a data file's
+top-level keys and TOML/INI ``[sections]`` (:mod:`.datafiles`)."""
 
 MAX_SIGNATURE_CHARS = 300  # one line a ranker or a person can read; long generics are cut
 MAX_DOC_CHARS = 600        # the gist of a docstring; the full text is loaded with the content
@@ -51,7 +57,8 @@ MAX_DEPTH = 64             # nesting walked for symbols; deeper is pathological 
 WINDOW_LINES, WINDOW_CHARS = 60, 4000  # text_windows defaults: about 1k tokens per window
 
 _ALIASES = {"py": "python", "js": "javascript", "jsx": "javascript", "mjs": "javascript",
-            "cjs": "javascript", "ts": "typescript", "rs": "rust", "golang": "go", "md": "markdown"}
+            "cjs": "javascript", "ts": "typescript", "rs": "rust", "golang": "go", "md": "markdown",
+            **languages.ALIASES, **datafiles.ALIASES}
 _GRAMMARS = {  # language -> (module, function returning the language capsule)
     "python": ("tree_sitter_python", "language"),
     "javascript": ("tree_sitter_javascript", "language"),
@@ -61,6 +68,7 @@ _GRAMMARS = {  # language -> (module, function returning the language capsule)
     "rust": ("tree_sitter_rust", "language"),
     "java": ("tree_sitter_java", "language"),
     "php": ("tree_sitter_php", "language_php"),
+    **{spec.language: (spec.module, spec.function) for spec in languages.SPECS},
 }
 
 
@@ -189,6 +197,7 @@ _IMPORT_PATTERNS = {
 _IMPORT_PATTERNS["typescript"] = _IMPORT_PATTERNS["javascript"] + [
     "(import_require_clause source: (string (string_fragment) @imp))"]
 _IMPORT_PATTERNS["tsx"] = _IMPORT_PATTERNS["typescript"]
+_IMPORT_PATTERNS.update({spec.language: list(spec.imports) for spec in languages.SPECS})
 
 _CALL_PATTERNS = {
     "python": ["(call function: (identifier) @ref)",
@@ -222,6 +231,7 @@ _CALL_PATTERNS = {
             "(object_creation_expression (qualified_name (name) @ref))"],
 }
 _CALL_PATTERNS["typescript"] = _CALL_PATTERNS["tsx"] = _CALL_PATTERNS["javascript"]
+_CALL_PATTERNS.update({spec.language: list(spec.calls) for spec in languages.SPECS})
 
 
 @functools.lru_cache(maxsize=None)
@@ -263,7 +273,8 @@ def _captures(language: str, what: str, root) -> dict:
 
 _PY, _JS, _GO, _RS, _JAVA, _PHP = "python", "javascript", "go", "rust", "java", "php"
 _FAMILY = {"python": _PY, "javascript": _JS, "typescript": _JS, "tsx": _JS, "go": _GO,
-           "rust": _RS, "java": _JAVA, "php": _PHP}
+           "rust": _RS, "java": _JAVA, "php": _PHP,
+           **{spec.language: spec.family or spec.language for spec in languages.SPECS}}
 
 _DEFS = {  # node type -> kind; a "function" directly in a class-like symbol becomes a "method"
     _PY: {"function_definition": "function", "class_definition": "class"},
@@ -294,10 +305,12 @@ _TRANSPARENT = {  # walked through in place when looking for definitions (never 
     _RS: set(),
     _JAVA: {"enum_body_declarations"},
     _PHP: {"namespace_definition", "compound_statement", "if_statement", "else_clause"},
+    **{family: spec.transparent for family, spec in languages.FAMILIES.items()},
 }
+_WRAPPERS = {family: spec.wrappers for family, spec in languages.FAMILIES.items()}
 _CLASSLIKE = {"class", "interface", "struct", "enum", "trait", "impl"}
 _CONTAINERS = _CLASSLIKE | {"module"}
-_COMMENTS = {"comment", "line_comment", "block_comment"}
+_COMMENTS = {"comment", "line_comment", "block_comment"} | languages.COMMENT_TYPES
 _FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
 
 
@@ -316,6 +329,7 @@ class _Def:
     doc: str = ""
     start_line: int = 0
     end_line: int = 0
+    owner: str | None = None  # a type named outside the definition (C++ `A::f`, Lua `M.f`)
 
 
 def _text(node, src: bytes) -> str:
@@ -340,6 +354,9 @@ def _name_of(node, src: bytes) -> str:
 
 def _describe(family: str, node, src: bytes, outer) -> list[_Def]:  # noqa: C901 - one tree-sitter node kind per branch
     """The definitions ``node`` introduces (usually zero or one)."""
+    if family in languages.FAMILIES:
+        return [_Def(f.kind, f.name, f.outer or outer, f.decl, f.body, f.members, owner=f.owner)
+                for f in languages.describe(family, node, src, outer)]
     kind = _DEFS[family].get(node.type)
     ntype = node.type
     if family == _JS and ntype in ("lexical_declaration", "variable_declaration"):
@@ -423,6 +440,8 @@ def _collect(family: str, container, src: bytes, parent: _Def | None, out: list[
             node = child.child_by_field_name("declaration") or child.child_by_field_name("value")
             if node is None:
                 continue
+        elif child.type in _WRAPPERS.get(family, ()) and child.named_children:
+            node = child.named_children[-1]  # template <…> class X / an SQL statement and its ';'
         defs = _describe(family, node, src, outer)
         if not defs:
             if child.type in _TRANSPARENT[family] or child.type == "ERROR" or (
@@ -434,6 +453,9 @@ def _collect(family: str, container, src: bytes, parent: _Def | None, out: list[
             if family == _GO and node.type == "method_declaration":
                 receiver = _go_receiver(node, src)
                 d.parent, d.qualname = receiver, f"{receiver}.{d.name}" if receiver else d.name
+            elif d.owner:  # defined outside its type: the type is its parent, within the namespace
+                d.parent = d.owner
+                d.qualname = f"{owner.qualname}.{d.owner}.{d.name}" if owner else f"{d.owner}.{d.name}"
             else:
                 d.parent = owner.name if owner else None
                 d.qualname = f"{owner.qualname}.{d.name}" if owner else d.name
@@ -509,6 +531,8 @@ def _leading_comments(outer, family: str) -> tuple[list, int]:
     start row. A comment trailing the previous statement on its line is not a doc comment."""
     comments, top = [], outer.start_point[0]
     prev = outer.prev_named_sibling
+    if prev is None and family in languages.COMMENT_OUTSIDE_BODY and outer.parent is not None:
+        prev = outer.parent.prev_named_sibling  # Ruby: the comment above a body's first member
     while prev is not None:
         is_comment = prev.type in _COMMENTS
         if not is_comment and not (family == _RS and prev.type == "attribute_item"):
@@ -566,6 +590,7 @@ def _imports(language: str, root, src: bytes) -> tuple[str, ...]:  # noqa: C901 
         text = _text(node, src).strip()
         if language == "go":
             text = text.strip("\"`")
+        text = languages.clean_import(language, text)
         found.append((node.start_byte, _WS.sub(" ", text)))
     for arg in caps.get("arg", []):  # require("x") / import("x"): the call must be one of those
         call = arg.parent.parent.parent if arg.parent and arg.parent.parent else None
@@ -781,6 +806,17 @@ def _paragraph(lines: list[str], start: int, end: int) -> str:
     return text if len(text) <= MAX_DOC_CHARS else text[:MAX_DOC_CHARS - 1].rstrip() + "…"
 
 
+def _data_outline(path: str, text: str, language: str) -> Outline:
+    """A data file's top-level keys as symbols (:func:`.datafiles.split`); windows when it is
+    malformed (``parsed=False`` and the reason) or has nothing to split by (``parsed=True``)."""
+    entries, error = datafiles.split(text, language)
+    if not entries:
+        return _window_outline(path, text, language, parsed=error is None, error=error)
+    symbols = tuple(Symbol(name=e.name, qualname=e.name, kind=e.kind, signature=_collapse(e.signature, MAX_SIGNATURE_CHARS),
+                           doc=e.doc[:MAX_DOC_CHARS], start_line=e.start, end_line=e.end) for e in entries)
+    return Outline(path, language, symbols, (), True, None)
+
+
 def _markdown_outline(path: str, text: str) -> Outline:  # noqa: C901 - one markdown block kind per branch
     lines = _lines(text)
     n = len(lines)
@@ -854,8 +890,8 @@ def outline(path: str, text: str, language: str) -> Outline:
     text : str
         The file's content.
     language : str
-        One of :data:`SUPPORTED` (tree-sitter), ``"markdown"`` (heading sections), or anything
-        else (windows).
+        One of :data:`SUPPORTED` (tree-sitter), ``"markdown"`` (heading sections), a data format
+        in :data:`.datafiles.FORMATS` (top-level keys), or anything else (windows).
 
     Returns
     -------
@@ -881,6 +917,8 @@ def outline(path: str, text: str, language: str) -> Outline:
         text = "" if text is None else str(text)
         if lang == "markdown":
             return _markdown_outline(path, text)
+        if lang in datafiles.FORMATS and len(text) <= MAX_PARSE_BYTES:
+            return _data_outline(path, text, lang)
         if lang not in SUPPORTED:
             return _window_outline(path, text, lang, parsed=False, error=None)
         if grammar(lang) is None:

@@ -19,7 +19,10 @@ EMBED_TOKENS = 64
 doc — says what it is, and BM25F reads the whole body. At 64 the three self-referential
 queries still find rank.py, store.py and classify.py first."""
 
-CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type", "module"})
+CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type", "module",
+                        "table", "view", "index", "trigger", "key", "section"})
+"""Symbol kinds cut into units by :func:`code_units`: definitions, SQL ``CREATE`` statements, and a
+data file's top-level keys and sections (each with the comment block above it)."""
 
 
 def unit_embed_text(path: str, name: str, doc: str, text: str, max_tokens: int = EMBED_TOKENS) -> str:
@@ -152,21 +155,27 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
             body = _slice(lines, start, end)
             units.append(Unit(path, language, "module", lines[start - 1].strip()[:60], "", "", start, end, body))
 
-    for sym in top:
-        if sym.start_line <= covered_to:  # nested in a symbol already emitted (e.g. a decorator range)
-            continue
-        start = leading_comment_start(lines, sym.start_line, covered_to)
-        gap(covered_to + 1, start - 1)
-        children = [s for s in outline.symbols if s is not sym and sym.start_line <= s.start_line and s.end_line <= sym.end_line]
+    def cut(sym: Symbol, start: int, pool: tuple[Symbol, ...] | list[Symbol]) -> None:
+        children = [s for s in pool if s is not sym and sym.start_line <= s.start_line and s.end_line <= sym.end_line]
         body = _slice(lines, start, sym.end_line)
         if children and count_tokens(body) > max_unit_tokens:
             head_end = min(c.start_line for c in children) - 1
             if head_end >= start:
                 units.append(_symbol_unit(path, language, lines, sym, [], start, head_end))
             for child in outermost(children):  # a function nested in a method stays in the method
-                units.append(_symbol_unit(path, language, lines, child, [c for c in children if c is not child and child.start_line <= c.start_line and c.end_line <= child.end_line]))
+                if sym.kind == "module":  # a namespace (C#, C++, Ruby, Rust mod): its members are cut as top-level ones are
+                    cut(child, child.start_line, children)
+                else:
+                    units.append(_symbol_unit(path, language, lines, child, [c for c in children if c is not child and child.start_line <= c.start_line and c.end_line <= child.end_line]))
         else:
             units.append(_symbol_unit(path, language, lines, sym, children, start))
+
+    for sym in top:
+        if sym.start_line <= covered_to:  # nested in a symbol already emitted (e.g. a decorator range)
+            continue
+        start = leading_comment_start(lines, sym.start_line, covered_to)
+        gap(covered_to + 1, start - 1)
+        cut(sym, start, outline.symbols)
         covered_to = sym.end_line
     if top:
         gap(covered_to + 1, len(lines))
