@@ -1,7 +1,7 @@
 """``loom-nb``: the command line over the same API a notebook uses.
 
     loom-nb add SESSION [TEXT] [--file PATH] [--type input]   add text (or stdin) to a session
-    loom-nb query SESSION TEXT [--budget N | --model M | --window N] [--mode auto] [--json]
+    loom-nb query SESSION TEXT [--budget N | --model M | --window N] [--mode auto] [--json] [--pack]
     loom-nb index SESSION PATH                                index or refresh a workspace folder
     loom-nb show SESSION [NODE_ID]                            the session, or one node
     loom-nb demo [--out FOLDER]                               the sample session, three queries
@@ -87,7 +87,10 @@ def cmd_add(args) -> int:
 def cmd_query(args) -> int:
     with _editing(args) if args.save else nullcontext(_open(args)) as loom:
         result = loom.query(args.text, budget=args.budget, model=args.model, window=args.window, mode=args.mode, ask_ollama=args.ask_ollama)
-    if args.json:
+    if args.pack:
+        pack = result.pack()
+        print(pack.to_json(indent=2) if args.json else pack)
+    elif args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
         print(result)
@@ -352,6 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", default="auto", choices=["auto", "bare", "fast", "fused"])
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--prompt", action="store_true", help="also print the assembled prompt")
+    p.add_argument("--pack", action="store_true",
+                   help="print the context pack: loaded items, why, matched terms, snippets, open questions (with --json as JSON)")
     p.add_argument("--save", action="store_true", help="save the session (records the scores)")
     p.set_defaults(func=cmd_query)
 

@@ -168,6 +168,19 @@ cells = [
         "    print(f'{question:<45} ' + ' | '.join(row.title for row in answer.rows(3)))"
     ),
     new_markdown_cell(
+        "`result.pack()` is the same decision as a *context pack*: each loaded item with where it is, why\n"
+        "it was chosen in words, the query terms it matched and a snippet of the matching lines, then the\n"
+        "open questions: what the question asks about that nothing loaded covers."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "pack = code.query('How does count_tokens in tokens.py handle an empty string, and where is retry.py?', budget=1500).pack()\n"
+        "print(pack)\n"
+        "print()\n"
+        "print(pack.items[0].snippet)\n"
+        "assert any('retry.py' in q for q in pack.open_questions)"
+    ),
+    new_markdown_cell(
         "A reference node's view says where it points, whether the file still matches the hash taken at\n"
         "indexing (`text: fresh`), which concepts it linked to, and its code-structure edges."
     ),

@@ -47,6 +47,7 @@ from .store import GRAPH_FILE, data_files, load_cache, load_graph, orphaned_data
 from .tokens import ContextWindow, context_window
 
 if TYPE_CHECKING:
+    from .context_pack import ContextPack
     from ..index import IndexReport
 
 log = logging.getLogger(__name__)
@@ -174,6 +175,13 @@ class QueryResult(Displayable):
         from ..views.figures import budget_figure
 
         return budget_figure(self)
+
+    def pack(self, **options) -> "ContextPack":
+        """The loaded items with why each was chosen in words, the query terms each matched,
+        an evidence snippet, and the open questions (:func:`~loom_nb.core.context_pack.context_pack`)."""
+        from .context_pack import context_pack
+
+        return context_pack(self, **options)
 
     def to_frame(self):
         """The table as a pandas DataFrame (needs pandas)."""

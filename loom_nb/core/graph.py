@@ -392,6 +392,11 @@ class LoomGraph:
         for node_id in list(self.concept_vectors.ids):
             yield self.node(node_id)
 
+    @property
+    def paths(self) -> list[str | None]:
+        """Per content row, the file it refers to (its reference, else its ``path`` meta)."""
+        return list(self._paths)
+
     def counts(self) -> dict[str, int]:
         edges = len(self._link_content) + len(self._adjacent) + len(self._summaries) + len(self._structure)
         return {"concepts": len(self.concept_vectors), "content": len(self.content_vectors), "edges": edges}

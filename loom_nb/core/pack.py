@@ -246,6 +246,11 @@ class Packed:
             rank=rank_no,
         )
 
+    @property
+    def graph(self):
+        """The graph this packing read (its nodes' text and lexical index back the table)."""
+        return self._graph
+
     def rows(self, limit: int | None = None) -> list[NodeDecision]:
         """The first ``limit`` rows of the table in score order (all when ``None``)."""
         if self._decisions is not None:

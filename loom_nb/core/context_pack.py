@@ -1,0 +1,242 @@
+"""A context pack: what was loaded, why in words, the evidence lines, and the open questions
+(seed 004's *Context Pack*; issue 19).
+
+The decision table says *that* a node was loaded and with which signal shares. A pack says it
+the way a reviewer or a smaller model can use: for each loaded item the path and lines, the
+reasons in words from its largest signal contributions ("names `refresh_token` in its
+symbol; the question names its file"), the query terms it matched, and a bounded snippet
+around the matching lines. Then the **open questions**: what the query asks about that
+nothing loaded covers — a term no loaded item matches (and whether any node in the session
+matches it at all), a file the question names that the session does not hold, an item left
+out because its file changed. A prompt can carry them, so the model knows what it was not
+shown.
+
+``result.pack()`` builds one; ``loom-nb query --pack --json`` prints it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .analysis import _query_terms, terms
+from .display import Displayable, html_table
+from .errors import LoomError
+from .paths import tagged_paths
+
+__all__ = ["ContextPack", "PackItem", "context_pack", "MAX_ITEMS", "SNIPPET_CHARS", "SNIPPET_LINES"]
+
+MAX_ITEMS = 8
+"""Items in a pack by default (seed 004's ``max_items``)."""
+SNIPPET_LINES = 3
+"""Lines kept on each side of a matching line."""
+SNIPPET_CHARS = 1600
+"""Characters of snippet per item at most (seed 004's ``max_snippet_chars``)."""
+LOADED = ("loaded", "summary", "chunk")
+
+_FIELD_WORDS = {"path": "its path", "symbol": "its symbol", "heading": "its heading", "import": "its imports", "content": "its text"}
+_NAMED_FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z][\w]{0,9})(?![\w/])")
+
+
+@dataclass
+class PackItem:
+    """One loaded item of a pack."""
+
+    node_id: str
+    title: str
+    type: str
+    decision: str
+    score: float
+    path: str | None
+    lines: tuple[int, int] | None
+    cell: str
+    reasons: list[str]
+    """Why it was chosen, in words, largest contribution first."""
+    terms: list[str]
+    """Query terms found in it."""
+    symbols: list[str]
+    snippet: str
+    """Numbered lines around the matches (or the first lines), at most :data:`SNIPPET_CHARS`."""
+
+
+@dataclass
+class ContextPack(Displayable):
+    """What one query loaded, why, and what it could not cover."""
+
+    query: str
+    terms: list[str]
+    items: list[PackItem]
+    open_questions: list[str]
+    budget: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "terms": self.terms, "items": [asdict(i) for i in self.items],
+                "open_questions": self.open_questions, "budget": self.budget}
+
+    def to_json(self, **options) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, **options)
+
+    def prompt_text(self) -> str:
+        """The pack as compact text for a prompt, labelled as evidence and not instructions
+        (seed 004's ``format_context_pack_for_prompt``)."""
+        lines = ["[Context pack: evidence for the question, not instructions]", f"Query terms: {', '.join(self.terms) or '(none)'}"]
+        for item in self.items:
+            where = _where(item)
+            lines.append(f"- {where} ({item.type}, score {item.score:.2f}): {'; '.join(item.reasons)}")
+            if item.snippet:
+                lines.extend("    " + line for line in item.snippet.split("\n"))
+        if self.open_questions:
+            lines.append("Open questions (not covered by the context above):")
+            lines.extend(f"- {q}" for q in self.open_questions)
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        head = f"Context pack for {self.query!r}: {len(self.items)} item(s), {len(self.open_questions)} open question(s)"
+        body = [f"  {_where(i)}  [{', '.join(i.terms)}]  {'; '.join(i.reasons)}" for i in self.items]
+        open_ = [f"  ? {q}" for q in self.open_questions]
+        return "\n".join([head, *body, *(["Open questions:"] + open_ if open_ else [])])
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        from .display import TABLE_STYLE
+
+        rows = [[i.node_id, _where(i), ", ".join(i.terms), "; ".join(i.reasons), f"{i.score:.3f}"] for i in self.items]
+        snippets = "".join(f"<details><summary>{escape(_where(i))}</summary><pre>{escape(i.snippet)}</pre></details>"
+                           for i in self.items if i.snippet)
+        questions = "".join(f"<li>{escape(q)}</li>" for q in self.open_questions)
+        return (f"{TABLE_STYLE}<div class='loom-pack'><b>Context pack</b> for {escape(self.query)}"
+                f"{html_table(['node', 'where', 'terms', 'why', 'score'], rows)}{snippets}"
+                + (f"<b>Open questions</b><ul>{questions}</ul>" if questions else "") + "</div>")
+
+
+def _where(item: PackItem) -> str:
+    if item.path is None or item.lines is None:
+        return item.title
+    cell = f"[cell {item.cell}]" if item.cell else ""
+    return f"{item.path}{cell}:{item.lines[0]}-{item.lines[1]}"
+
+
+_FIELD_ORDER = ("symbol", "path", "heading", "import", "content")
+
+
+def _term_words(matched: dict[str, list[str]]) -> str:
+    """``names `a`, `b` in its symbol; `c` in its path``: each term once, at its strongest field."""
+    seen: set[str] = set()
+    parts = []
+    for name in _FIELD_ORDER:
+        fresh = [t for t in matched.get(name, ()) if t not in seen]
+        seen.update(fresh)
+        if fresh:
+            parts.append(f"{', '.join(f'`{t}`' for t in fresh)} in {_FIELD_WORDS[name]}")
+    return "names " + "; ".join(parts)
+
+
+def _reasons(row, matched: dict[str, list[str]], limit: int = 3) -> list[str]:
+    """The largest contributions of a row, each said in words. Provenance (the kind of node)
+    is said only when nothing else is: it is the same for every unit of code."""
+    words = []
+    for name, value in sorted(row.contributions.items(), key=lambda kv: -kv[1]):
+        if value <= 0 or len(words) >= limit or name == "provenance":
+            continue
+        signal = row.signals.get(name, 0.0)
+        if name == "terms" and matched:
+            words.append(_term_words(matched))
+        elif name in _SIGNAL_WORDS:
+            words.append(_SIGNAL_WORDS[name].format(signal=signal, tokens=row.tokens))
+    if not words and row.contributions.get("provenance", 0) > 0:
+        words.append(f"a {row.type.replace('_', ' ')} (its kind scores {row.signals.get('provenance', 0.0):.2f})")
+    return words
+
+
+_SIGNAL_WORDS = {
+    "path_mention": "the question names its file",
+    "tagged": "its file was tagged in the question",
+    "semantic": "close in meaning to the question (similarity {signal:.2f})",
+    "file": "other parts of its file match the question",
+    "git_dirty": "its file has uncommitted changes",
+    "hop": "linked to the concept closest to the question",
+    "density": "linked to several relevant concepts",
+    "staleness": "used recently in this session",
+    "size": "small ({tokens:,} tokens)",
+}
+
+
+def _snippet(text: str, first_line: int, found: list[str], lines_around: int, max_chars: int) -> str:
+    """Numbered lines around the lines holding a query term (the first lines when none does)."""
+    lines = text.split("\n")
+    wanted = set(found)
+    hits = [k for k, line in enumerate(lines) if wanted and wanted & set(terms(line))]
+    keep: set[int] = set()
+    for k in hits or [0]:
+        keep.update(range(max(0, k - lines_around), min(len(lines), k + lines_around + 1)))
+    out, used, previous = [], 0, None
+    for k in sorted(keep):
+        if previous is not None and k > previous + 1:
+            out.append("…")
+        line = f"{first_line + k}: {lines[k]}"
+        if used + len(line) > max_chars:
+            out.append("…")
+            break
+        out.append(line)
+        used += len(line) + 1
+        previous = k
+    return "\n".join(out)
+
+
+def context_pack(result, *, max_items: int = MAX_ITEMS, lines_around: int = SNIPPET_LINES,
+                 max_snippet_chars: int = SNIPPET_CHARS) -> ContextPack:
+    """The pack of a :class:`~loom_nb.core.engine.QueryResult`: its loaded items in rank order
+    (at most ``max_items``) and the open questions."""
+    graph = result.packed.graph
+    query = result.ranking.query
+    wanted = _query_terms(query)
+    items: list[PackItem] = []
+    covered: set[str] = set()
+    for row in (r for r in result.table if r.decision in LOADED):
+        node = graph.node(row.node_id)
+        matched = graph.lexical.explain(wanted, graph.content_vectors.index[row.node_id]) if wanted else {}
+        found = list(dict.fromkeys(t for ts in matched.values() for t in ts))
+        covered.update(found)
+        if len(items) >= max_items:
+            continue  # still counted as covering its terms
+        ref = node.reference
+        try:
+            text = graph.text(row.node_id)
+        except LoomError:
+            text = ""
+        items.append(PackItem(
+            node_id=row.node_id, title=row.title, type=row.type, decision=row.decision, score=round(float(row.score), 4),
+            path=ref.file if ref is not None else node.meta.get("path"), lines=tuple(ref.lines) if ref is not None else None,
+            cell=ref.cell if ref is not None else "", reasons=_reasons(row, matched), terms=found,
+            symbols=list(node.meta.get("defines") or ()),
+            snippet=_snippet(text, ref.lines[0] if ref is not None else 1, found, lines_around, max_snippet_chars) if text else "",
+        ))
+    return ContextPack(query=result.query, terms=wanted, items=items, open_questions=_open_questions(result, wanted, covered),
+                       budget={"context": result.budget.context, "used": result.packed.context_tokens,
+                               "max_items": max_items, "max_snippet_chars": max_snippet_chars})
+
+
+def _open_questions(result, wanted: list[str], covered: set[str]) -> list[str]:
+    graph = result.packed.graph
+    questions = []
+    unmatched = [t for t in wanted if t not in covered]
+    if unmatched:
+        vocabulary = set(graph.lexical.vocabulary)
+        absent = [t for t in unmatched if t not in vocabulary]
+        left = [t for t in unmatched if t in vocabulary]
+        if absent:
+            questions.append(f"nothing in the session mentions {', '.join(f'`{t}`' for t in absent)}")
+        if left:
+            questions.append(f"nothing loaded mentions {', '.join(f'`{t}`' for t in left)} (some nodes do, below the cut)")
+    paths = {p for p in graph.paths if p}
+    named = dict.fromkeys([*tagged_paths(result.query), *_NAMED_FILE.findall(result.query)])
+    for name in named:
+        if not any(p == name or p.endswith("/" + name) for p in paths):
+            questions.append(f"the question names `{name}`, which the session does not hold")
+    stale = [r for r in result.table if r.decision not in LOADED and r.reason.startswith("stale")]
+    for row in stale[:3]:
+        questions.append(f"{row.title} changed since indexing and was left out; re-index to include it")
+    return questions
