@@ -35,7 +35,7 @@ from .core.graph import ConceptNode, ContentNode, LinkReport, LoomGraph, Provena
 from .core.pack import MODES, Budget, Mode, NodeDecision, choose_mode, compute_budget
 from .core.rank import Ranking, rank
 from .chat.session import Session, Turn, Zones
-from .core.tokens import ContextWindow, count_tokens
+from .core.tokens import ContextWindow, UnknownModelWarning, count_tokens
 from .ollama import OllamaNamer
 from .ollama.context_window import context_window
 from . import views as _views  # noqa: F401,E402 - registers how the engine's objects show themselves
@@ -95,6 +95,7 @@ __all__ = [
     "classify",
     "compute_budget",
     "context_window",
+    "UnknownModelWarning",
     "count_tokens",
     "extractive_name",
     "open_sample",

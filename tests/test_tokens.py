@@ -49,7 +49,8 @@ def test_context_window_uses_ollama_default_num_ctx(monkeypatch):
 
 
 def test_unknown_model_gets_the_stated_default():
-    win = context_window("my-finetune")
+    with pytest.warns(UserWarning, match="no window known"):
+        win = context_window("my-finetune")
     assert (win.num_ctx, win.max_context, win.source) == (UNKNOWN_MODEL_CONTEXT,) * 2 + ("default",)
     with pytest.raises(ValueError):
         context_window("")
@@ -86,3 +87,33 @@ def test_context_window_from_a_stand_in_ollama(monkeypatch):
         # a model the server does not have: fall back to the table, never crash
         win = context_window("llama3.1", client=ollama.Client(host=server.host))
         assert win.source == "table"
+
+
+# -- hosted models (issue 19, seed 001) -------------------------------------------------------
+
+def test_hosted_models_get_their_documented_window_with_its_source():
+    from loom_nb import context_window
+    from loom_nb.core.tokens import REMOTE_CHECKED
+
+    for model, window in [("claude-sonnet-4-5", 200_000), ("claude-sonnet-4-5-20250929", 200_000), ("gpt-4o", 128_000),
+                          ("gpt-4o-mini", 128_000), ("openai/gpt-4.1", 1_047_576), ("gpt-4", 8_192),
+                          ("gemini-1.5-pro-latest", 2_097_152), ("claude-sonnet-5", 1_000_000)]:
+        found = context_window(model)
+        assert (found.num_ctx, found.max_context) == (window, window), model  # the whole window: no Ollama num_ctx
+        assert found.source.startswith("table of hosted models (") and REMOTE_CHECKED in found.source
+
+
+def test_local_models_keep_ollamas_window_in_use():
+    from loom_nb import context_window
+
+    found = context_window("llama3.1:8b")
+    assert found.source == "table" and found.num_ctx < found.max_context == 131072
+
+
+def test_an_unknown_model_warns_and_gets_a_conservative_window():
+    from loom_nb import UnknownModelWarning, context_window
+    from loom_nb.core.tokens import UNKNOWN_MODEL_CONTEXT
+
+    with pytest.warns(UnknownModelWarning, match="no window known for model 'my-fine-tune'"):
+        found = context_window("my-fine-tune")
+    assert found.num_ctx == UNKNOWN_MODEL_CONTEXT and found.source == "default"

@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass
 import threading
+import warnings
 from functools import lru_cache
 from typing import Any, Iterable
 
@@ -57,6 +58,43 @@ MODEL_CONTEXT: dict[str, int] = {
     "nomic-embed-text": 8192,
     "all-minilm": 512,
 }
+
+
+REMOTE_CHECKED = "2026-11-24"
+"""When :data:`REMOTE_MODEL_CONTEXT` was last checked against the vendors' model pages."""
+
+# Documented context windows of hosted models (tokens): (window, where it is documented).
+# A hosted API gives a model its whole window, so the window in use is the maximum.
+# Matched by the longest prefix of the model name, like MODEL_CONTEXT.
+REMOTE_MODEL_CONTEXT: dict[str, tuple[int, str]] = {
+    "claude-3": (200_000, "Anthropic models overview"),
+    "claude-3-5": (200_000, "Anthropic models overview"),
+    "claude-3-7": (200_000, "Anthropic models overview"),
+    "claude-sonnet-4": (200_000, "Anthropic, Claude Sonnet 4 (1M behind a beta header)"),
+    "claude-sonnet-4-5": (200_000, "Anthropic, Claude Sonnet 4.5 model page"),
+    "claude-opus-4": (200_000, "Anthropic models overview"),
+    "claude-haiku-4": (200_000, "Anthropic models overview"),
+    "claude-sonnet-5": (1_000_000, "Anthropic, Claude Sonnet 5 model page"),
+    "claude-sonnet-5-5": (1_000_000, "Anthropic models overview"),
+    "claude-opus-5": (1_000_000, "Anthropic models overview"),
+    "gpt-3.5-turbo": (16_385, "OpenAI model page"),
+    "gpt-4": (8_192, "OpenAI model page"),
+    "gpt-4-turbo": (128_000, "OpenAI model page"),
+    "gpt-4o": (128_000, "OpenAI model page"),
+    "gpt-4.1": (1_047_576, "OpenAI model page"),
+    "gpt-5": (400_000, "OpenAI model page"),
+    "o1": (200_000, "OpenAI model page"),
+    "o3": (200_000, "OpenAI model page"),
+    "o4-mini": (200_000, "OpenAI model page"),
+    "gemini-1.5-pro": (2_097_152, "Google Gemini API models page"),
+    "gemini-1.5-flash": (1_048_576, "Google Gemini API models page"),
+    "gemini-2.0-flash": (1_048_576, "Google Gemini API models page"),
+    "gemini-2.5": (1_048_576, "Google Gemini API models page"),
+}
+
+
+class UnknownModelWarning(UserWarning):
+    """A model in no table and not asked of a server: its window is a conservative guess."""
 
 
 _ENCODING_LOCK = threading.Lock()
@@ -143,7 +181,8 @@ class ContextWindow:
     num_ctx: int
     max_context: int
     source: str
-    """Where the numbers came from: "ollama", "table" or "default"."""
+    """Where the numbers came from: "ollama", "table", "table of hosted models (…)" or "default"
+    (a guess, with an :class:`UnknownModelWarning`)."""
 
     def __str__(self) -> str:
         return (
@@ -157,14 +196,27 @@ def ollama_default_num_ctx() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else OLLAMA_DEFAULT_NUM_CTX
 
 
+def _longest_prefix(model: str, table) -> str | None:
+    name = model.lower().split("/")[-1]
+    matches = [prefix for prefix in table if name.startswith(prefix)]
+    return max(matches, key=len) if matches else None
+
+
 def table_context(model: str) -> int | None:
     """Maximum context of ``model`` from :data:`MODEL_CONTEXT`, by longest matching prefix."""
-    name = model.lower().split("/")[-1]
-    best = None
-    for prefix in MODEL_CONTEXT:
-        if name.startswith(prefix) and (best is None or len(prefix) > len(best)):
-            best = prefix
+    best = _longest_prefix(model, MODEL_CONTEXT)
     return MODEL_CONTEXT[best] if best else None
+
+
+def remote_context(model: str) -> tuple[int, str] | None:
+    """The documented window of a hosted model and where it is documented
+    (:data:`REMOTE_MODEL_CONTEXT`), by longest matching prefix; None for any other name.
+
+    >>> remote_context("claude-sonnet-4-5-20250929")[0], remote_context("openai/gpt-4o-mini")[0]
+    (200000, 128000)
+    """
+    best = _longest_prefix(model, REMOTE_MODEL_CONTEXT)
+    return REMOTE_MODEL_CONTEXT[best] if best else None
 
 
 def parse_show(model: str, show: Any) -> ContextWindow:
@@ -203,8 +255,13 @@ def context_window(model: str | None, *, client: Any = None) -> ContextWindow:
     --------
     >>> context_window("qwen2.5-coder:7b").max_context
     32768
-    >>> context_window("my-own-model").source
-    'default'
+    >>> context_window("claude-sonnet-4-5").num_ctx  # a hosted model gets its whole window
+    200000
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     context_window("my-own-model").source, caught[0].category.__name__
+    ('default', 'UnknownModelWarning')
     """
     if not model:
         raise ValueError("a model name is needed to look up its context window")
@@ -215,5 +272,10 @@ def context_window(model: str | None, *, client: Any = None) -> ContextWindow:
             log.info("could not ask Ollama about %s (%s); using the table", model, exc)
     maximum = table_context(model)
     if maximum is None:
+        remote = remote_context(model)
+        if remote is not None:
+            return ContextWindow(model, remote[0], remote[0], f"table of hosted models ({remote[1]}, checked {REMOTE_CHECKED})")
+        warnings.warn(f"no window known for model {model!r}: assuming {UNKNOWN_MODEL_CONTEXT:,} tokens; pass window=N, "
+                      "or ask the Ollama server that runs it (ask_ollama=True)", UnknownModelWarning, stacklevel=2)
         return ContextWindow(model, UNKNOWN_MODEL_CONTEXT, UNKNOWN_MODEL_CONTEXT, "default")
     return ContextWindow(model, min(ollama_default_num_ctx(), maximum), maximum, "table")

@@ -111,6 +111,8 @@ def cut_file(path: str, language: str, text: str, max_unit_tokens: int = 800) ->
 
 
 def _progress(iterable, total: int, desc: str, enabled: bool | None):
+    if enabled is False:  # no tqdm at all: even a disabled bar takes tqdm's cross-process lock,
+        return iterable   # which a process killed while holding it never gives back (a fork's kill -9)
     try:
         import ipywidgets  # noqa: F401  (tqdm.auto draws a widget only with it, and warns without)
 
