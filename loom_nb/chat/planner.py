@@ -107,6 +107,7 @@ def plan_turn(
     history: Sequence[Message] = (),
     select_history: HistorySelector | None = None,
     system_prompt: str = "",
+    rules_text: str = "",
     decision_text: str = "",
     workspace_text: str = "",
     tools: list | None = None,
@@ -141,7 +142,7 @@ def plan_turn(
     config = loom.graph.config
     complexity = loom.classify(query.message).complexity  # the message alone
     callbacks_on = bool(callbacks)
-    system_full = "\n\n".join(p for p in (system_prompt, decision_text, workspace_text) if p)
+    system_full = "\n\n".join(p for p in (system_prompt, rules_text, decision_text, workspace_text) if p)
     select = select_history or (lambda cap: (window_history(history, cap), "", []))
     plan: WindowPlan | None = None
     if window is not None:
@@ -149,6 +150,7 @@ def plan_turn(
             return plan_window(
                 int(window), config=config, complexity=complexity,
                 system_tokens=count_tokens(system_prompt) + MESSAGE_OVERHEAD, query_tokens=query_tokens,
+                rules_tokens=count_tokens("\n\n" + rules_text) if rules_text else 0,
                 decision_tokens=count_tokens("\n\n" + decision_text) if decision_text else 0,
                 workspace_tokens=count_tokens("\n\n" + workspace_text) if workspace_text else 0,
                 tool_tokens=count_tokens(json.dumps(tools)) if tools else 0,

@@ -58,6 +58,7 @@ from ..core.budget import Zones
 from ..core.display import TABLE_STYLE, Displayable, html_table
 from ..core.prompt_safety import escape_path
 from ..core.query import Query
+from ..core.rules import ProjectRules, RulesReader
 from .accounting import AccountingTable, accounting_figure  # noqa: F401 - importable from here as before
 from .conversation import FOLLOW_UP_TEXT_MAX, MARKER, Conversation  # noqa: F401 - importable from here as before
 from .answers import index_answer
@@ -178,6 +179,8 @@ class Session(Displayable):
         self._pending: Future | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loom-indexer") if background else None
         self._workspace_cache: tuple[tuple, str] | None = None
+        self._rules = RulesReader()
+        self._rules_error = ""
         self._opened: tuple = self._state_key()
         self.last_error: BaseException | None = None
         """The post-processing indexer's last failure, if any (the chat goes on without it)."""
@@ -356,7 +359,8 @@ class Session(Displayable):
         try:
             plan = plan_turn(
                 self.loom, query, window=window, select_history=lambda cap: self._history(cap, window),
-                system_prompt=system_text, decision_text=self.decisions.render(z.decision_cap(window)),
+                system_prompt=system_text, rules_text=self.project_rules().render(z.rules_cap(window)),
+                decision_text=self.decisions.render(z.decision_cap(window)),
                 workspace_text=self.workspace_summary(z.workspace_cap(window)), tools=tools,
                 callbacks=callbacks_on, shares=z, exclude=input_ids, record=True,
             )
@@ -435,6 +439,15 @@ class Session(Displayable):
             self._save()
 
     # -- the repo map zone -----------------------------------------------------------------------
+    def project_rules(self) -> "ProjectRules":
+        """The workspace's standing instructions (``.loom.toml`` or ``LOOM.md`` at its root),
+        read again when the file changes; a malformed file is logged once and left out."""
+        rules = self._rules.current(self.loom.graph.workspace)
+        if rules.error and rules.error != self._rules_error:
+            log.warning("%s", rules.error)
+        self._rules_error = rules.error
+        return rules
+
     def workspace_summary(self, max_tokens: int) -> str:
         """A repo map for the workspace zone: files most referenced by others first, with
         their symbols, within ``max_tokens``. Empty when nothing was indexed.

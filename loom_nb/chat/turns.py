@@ -7,12 +7,14 @@ import html
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from ..core.budget import ZONE_NAMES
 from ..core.display import TABLE_STYLE, Displayable, html_table
 from ..core.engine import QueryResult
 
 
-ZONE_COLOURS = ("#4c78a8", "#9d755d", "#b279a2", "#bab0ac", "#e45756", "#72b7b2", "#f58518", "#54a24b", "#eeca3b", "#dddddd")
-"""One colour per zone, in :attr:`Turn.zones` order (system prompt … unused)."""
+ZONE_COLOURS = dict(zip(ZONE_NAMES, ("#4c78a8", "#8c6d9e", "#9d755d", "#b279a2", "#bab0ac", "#e45756", "#72b7b2",
+                                      "#f58518", "#54a24b", "#eeca3b", "#dddddd")))
+"""A colour per zone of :data:`~loom_nb.core.budget.ZONE_NAMES`."""
 
 
 @dataclass
@@ -91,7 +93,8 @@ class Turn(Displayable):
     def zones_html(self) -> str:
         """The window as one horizontal bar, a segment per zone (width ∝ tokens)."""
         segments = []
-        for (name, tokens), colour in zip(self.zones.items(), ZONE_COLOURS):
+        for name, tokens in self.zones.items():
+            colour = ZONE_COLOURS.get(name, "#bab0ac")
             if tokens <= 0:
                 continue
             share = 100.0 * tokens / max(self.window, 1)

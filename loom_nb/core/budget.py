@@ -9,7 +9,7 @@ window the same way.
 
 The zones, in the order they are drawn:
 
-``system prompt`` · ``decision context`` · ``workspace summary`` · ``tool definitions`` ·
+``system prompt`` · ``project rules`` · ``decision context`` · ``workspace summary`` · ``tool definitions`` ·
 ``reserved output`` · ``query`` · ``history`` · ``context`` (manifest + evidence) ·
 ``available on request`` · ``unused``.
 """
@@ -23,7 +23,7 @@ import numpy as np
 from .config import LoomConfig
 
 ZONE_NAMES: tuple[str, ...] = (
-    "system prompt", "decision context", "workspace summary", "tool definitions", "reserved output",
+    "system prompt", "project rules", "decision context", "workspace summary", "tool definitions", "reserved output",
     "query", "history", "context", "available on request", "unused",
 )
 
@@ -37,6 +37,9 @@ class Zones:
     the seed's size as its ceiling. Whatever a zone does not use goes to the context.
     """
 
+    rules_share: float = 0.05
+    """Share of the window the project rules may take (:mod:`loom_nb.core.rules`)."""
+    rules_max: int = 1024
     decision_share: float = 0.06
     decision_max: int = 1024
     workspace_share: float = 0.08
@@ -52,9 +55,13 @@ class Zones:
     node writes almost nothing, so half the answer's room can carry what it asked for."""
 
     def __post_init__(self) -> None:
-        for name in ("decision_share", "workspace_share", "history_share", "callback_share"):
+        for name in ("rules_share", "decision_share", "workspace_share", "history_share", "callback_share"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"{name} must be in [0, 1)")
+
+    def rules_cap(self, window: int) -> int:
+        """Tokens the project rules may take in ``window``."""
+        return min(int(window * self.rules_share), self.rules_max)
 
     def decision_cap(self, window: int) -> int:
         """Tokens the decision context may take in ``window``."""
@@ -95,7 +102,8 @@ class WindowPlan:
     @property
     def rest(self) -> int:
         """Tokens left after the fixed zones (for history, context and the available list)."""
-        fixed = ("system prompt", "decision context", "workspace summary", "tool definitions", "reserved output", "query")
+        fixed = ("system prompt", "project rules", "decision context", "workspace summary", "tool definitions", "reserved output",
+                 "query")
         return self.window - sum(self.zones[name] for name in fixed)
 
     @property
@@ -127,6 +135,7 @@ def plan_window(
     complexity: float | None,
     system_tokens: int,
     query_tokens: int,
+    rules_tokens: int = 0,
     decision_tokens: int = 0,
     workspace_tokens: int = 0,
     tool_tokens: int = 0,
@@ -151,6 +160,7 @@ def plan_window(
     zones = dict.fromkeys(ZONE_NAMES, 0)
     zones.update({
         "system prompt": int(system_tokens),
+        "project rules": int(rules_tokens),
         "decision context": int(decision_tokens),
         "workspace summary": int(workspace_tokens),
         "tool definitions": int(tool_tokens),
