@@ -3,7 +3,7 @@
     loom-nb add SESSION [TEXT] [--file PATH] [--type input]   add text (or stdin) to a session
     loom-nb query SESSION TEXT [--budget N | --model M | --window N] [--mode auto] [--json] [--pack]
     loom-nb index SESSION PATH                                index or refresh a workspace folder
-    loom-nb show SESSION [NODE_ID]                            the session, or one node
+    loom-nb show SESSION [NODE_ID] [--events [N]]             the session, one node, or its telemetry events
     loom-nb demo [--out FOLDER]                               the sample session, three queries
     loom-nb eval CASES.jsonl [--budget N] [--ablations]       grade labelled queries against baselines
     loom-nb mine REPO --out CASES.jsonl [--max N] [--since D] cases from a repository's commits
@@ -113,6 +113,14 @@ def cmd_show(args) -> int:
     from .views.text import node_text
 
     loom = _open(args)
+    if args.events:
+        events = loom.events()
+        if not events:
+            print("no events: telemetry is off (loom.telemetry(True), or LoomConfig(telemetry=True)) or nothing ran yet")
+        for event in events[-args.events:]:
+            rest = ", ".join(f"{k}={v}" for k, v in event.items() if k not in ("time", "kind", "seconds"))
+            print(f"{event['time']}  {event['kind']:<13} {1000 * float(event['seconds']):9.1f} ms  {rest}")
+        return 0
     print(node_text(loom, args.node) if args.node else loom)
     return 0
 
@@ -369,6 +377,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = session_parser("show", "describe a session or one node")
     p.add_argument("node", nargs="?")
+    p.add_argument("--events", type=int, nargs="?", const=50, default=0, metavar="N",
+                   help="print the last N telemetry events (default 50) from events.jsonl")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("demo", help="build the sample session and run three queries")

@@ -237,6 +237,33 @@ cells = [
         "print(answer.manifest)\n"
         "assert 'n8' in answer.loaded  # the note on bulk fermentation"
     ),
+    new_markdown_cell(
+        "## Where the time goes\n\n"
+        "Telemetry is off until switched on. Then every query records a `classify`, `embed`, `rank` and\n"
+        "`pack` event (an index run an `index` event, a chat turn its requests to the model), with its\n"
+        "duration and counts, in `events.jsonl` beside `graph.json`; `loom-nb show SESSION --events` prints them\n"
+        "and `telemetry_figure()` draws them."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "notes.telemetry(True)\n"
+        "timed = notes.query('How warm should the proof be?', budget=600)\n"
+        "for event in notes.events():\n"
+        "    print(event['kind'], sorted(k for k in event if k not in ('time', 'kind', 'seconds')))\n"
+        "assert [e['seconds'] for e in notes.events()] == list(timed.timings.values())"
+    ),
+    new_code_cell("notes.telemetry_figure()"),
+    new_markdown_cell(
+        "A model's window decides the budget when you pass `model=` instead of `budget=`. Local models come\n"
+        "from a table (and Ollama's `num_ctx` when it is asked); hosted ones get their documented window in\n"
+        "full, and `source` says where it came from. An unknown name gets a conservative 4,096 and a warning."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "from loom_nb import context_window\n\n"
+        "for model in ('llama3.1:8b', 'qwen2.5-coder:7b', 'claude-sonnet-4-5', 'gpt-4o'):\n"
+        "    print(context_window(model))"
+    ),
 ]
 
 write(cells, "notebooks/01_quickstart.ipynb")

@@ -334,6 +334,7 @@ class Session(Displayable):
             raise
         turn.seconds = time.perf_counter() - started
         self.turns.append(turn)
+        self._emit_turn(turn)
         self.messages.append(Message("user", text, number, count_tokens(text), input_ids))
         answer = Message("assistant", turn.answer, number, count_tokens(turn.answer))
         self.messages.append(answer)
@@ -342,6 +343,16 @@ class Session(Displayable):
         else:
             self._index_answer(turn, answer)
         return turn
+
+    def _emit_turn(self, turn: Turn) -> None:
+        """Telemetry (when on): a ``chat request`` event per call, a ``callback`` per node asked for."""
+        for k, call in enumerate(turn.calls, 1):
+            self.loom.emit("chat request", call.seconds, model=self.model, turn=turn.number, call=k, window=turn.window,
+                           estimated_prompt=call.estimated_prompt, prompt_eval_count=call.prompt_eval_count,
+                           eval_count=call.eval_count, requested=list(call.requested))
+        for callback in turn.callbacks:
+            self.loom.emit("callback", 0.0, turn=turn.number, node_id=callback.get("node_id"), via=callback.get("via"),
+                           status=callback.get("status"))
 
     def _plan(self, text: str, number: int, window: int,
               input_ids: list[str]) -> tuple[Turn, list[dict[str, Any]], list | None, str]:

@@ -255,6 +255,11 @@ class LoomConfig:
     hold back a tool call's text until it is whole; two minutes of silence is a stalled
     server (the issue's turn hung past 60 s with nothing to show for it)."""
 
+    # -- telemetry (seed 003; loom_nb.core.telemetry) -----------------------------------------
+    telemetry: bool = False
+    """Write an event per classify, embed, rank, pack, index run, chat request and callback
+    to ``events.jsonl`` in the session folder (kept in memory without one). Off by default."""
+
     def __post_init__(self) -> None:  # noqa: C901 - one range check per field, flat
         if self.concept_threshold is not None and not 0.0 <= self.concept_threshold <= 1.0:
             raise ValueError(f"concept_threshold must be None or in [0, 1], got {self.concept_threshold}")

@@ -42,6 +42,7 @@ from .pack import (
 )
 from .rank import Ranking, rank
 from .folder_lock import session_lock
+from .telemetry import EventLog
 from .trust import confirm, is_confirmed
 from .store import GRAPH_FILE, data_files, load_cache, load_graph, orphaned_data_error, read_document, save_graph
 from .tokens import ContextWindow, context_window
@@ -100,6 +101,8 @@ class QueryResult(Displayable):
     embedded_share: float = 1.0
     """Share of content nodes with their vectors in place when the query ran (below 1 while
     an index embeds in the background: the rest had a semantic signal of 0)."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds per step: classify, embed (the query vector), rank, pack."""
 
     @property
     def embedding_note(self) -> str:
@@ -162,6 +165,7 @@ class QueryResult(Displayable):
             "messages": self.messages,
             "table": [asdict(row) for row in self.table],
             "seconds": self.seconds,
+            "timings": self.timings,
         }
 
     def contributions_figure(self, top: int = 20):
@@ -290,6 +294,7 @@ class Loom(Displayable):
         self._last_query: tuple | None = None
         self._fill = None
         """The background vector fill of the last index run (loom_nb.index.background)."""
+        self.event_log = EventLog()
 
     # -- opening and saving -----------------------------------------------------------------
     @classmethod
@@ -517,7 +522,32 @@ class Loom(Displayable):
         from ..index import index_workspace
 
         self.wait()  # one fill at a time: a refresh starts from complete vectors
-        return index_workspace(self, root, **options)
+        report = index_workspace(self, root, **options)
+        self.emit("index", report.seconds, root=str(report.root), files_indexed=report.files_indexed,
+                  files_unchanged=report.files_unchanged, files_removed=report.files_removed, nodes_added=report.nodes_added,
+                  nodes_removed=report.nodes_removed, texts_embedded=report.texts_embedded, vectors_pending=report.vectors_pending)
+        return report
+
+    # -- telemetry (loom_nb.core.telemetry) -------------------------------------------------
+    def telemetry(self, on: bool = True) -> None:
+        """Switch telemetry on (or off) for this session; saved with its config."""
+        self.graph.config = self.graph.config.with_(telemetry=bool(on))
+
+    def emit(self, kind: str, seconds: float, **fields: Any) -> dict[str, Any] | None:
+        """Record one event when telemetry is on (None when it is off)."""
+        if not self.graph.config.telemetry:
+            return None
+        return self.event_log.emit(self.folder, kind, seconds, **fields)
+
+    def events(self) -> list[dict[str, Any]]:
+        """The session's events, oldest first (from ``events.jsonl`` when it has a folder)."""
+        return self.event_log.events(self.folder)
+
+    def telemetry_figure(self):
+        """Plotly: each event's duration over time, a trace per kind."""
+        from ..views.figures import telemetry_figure
+
+        return telemetry_figure(self.events())
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the vectors an index run is embedding in the background are in (or
@@ -628,6 +658,7 @@ class Loom(Displayable):
         config = self.graph.config
         prompt_text = text  # the question as the prompt carries it (clipped when it overflows the window)
         classification = classify(text, config)  # the message alone, not the history
+        timings = {"classify": time.perf_counter() - started}
         chosen = get_mode(mode, classification.complexity, config)
         base = message_weights(config.weights, text, config)  # weights you pass are used as they are
         if isinstance(weights, dict):
@@ -635,23 +666,43 @@ class Loom(Displayable):
         elif weights is not None:
             base = weights
         retrieval = request.retrieval_text()
+        embed_started = time.perf_counter()
         query_vector = self.embedder.embed([retrieval])[0] if chosen.embeds_query else None
+        timings["embed"] = time.perf_counter() - embed_started
         with self.graph.lock:  # a background fill writes between queries, never during one
-            return self._rank_and_pack(request, text, prompt_text, classification, chosen, base, retrieval, query_vector,
-                                       budget=budget, model=model, window=window, callback=callback, record=record,
-                                       ask_ollama=ask_ollama, exclude=exclude, exclude_reason=exclude_reason, started=started)
+            result = self._rank_and_pack(request, text, prompt_text, classification, chosen, base, retrieval, query_vector,
+                                         budget=budget, model=model, window=window, callback=callback, record=record,
+                                         ask_ollama=ask_ollama, exclude=exclude, exclude_reason=exclude_reason,
+                                         started=started, timings=timings)
+        if config.telemetry:
+            self._emit_query(result)
+        return result
+
+    def _emit_query(self, result: "QueryResult") -> None:
+        t, c, packed = result.timings, result.classification, result.packed
+        query_id = f"turn {self.graph.turn}"
+        self.emit("classify", t["classify"], query=query_id, input_kind=c.kind, complexity=round(c.complexity, 3), tokens=c.tokens)
+        self.emit("embed", t["embed"], query=query_id, embedded=result.mode.embeds_query)
+        self.emit("rank", t["rank"], query=query_id, mode=result.mode.name, nodes=len(result.ranking.node_ids),
+                  relevant=int(result.ranking.relevant.sum()))
+        self.emit("pack", t["pack"], query=query_id, budget=result.budget.context, context_tokens=packed.context_tokens,
+                  loaded=[b.node_id for b in packed.blocks])
 
     def _rank_and_pack(self, request, text, prompt_text, classification, chosen, base, retrieval, query_vector, *,
-                       budget, model, window, callback, record, ask_ollama, exclude, exclude_reason, started) -> QueryResult:
+                       budget, model, window, callback, record, ask_ollama, exclude, exclude_reason, started,
+                       timings) -> QueryResult:
         """The part of :meth:`query` that reads the graph (held under its lock)."""
         config = self.graph.config
         index = self.graph.content_vectors.index  # ranking rows are content_vectors rows
         excluded_rows = [index[n] for n in exclude if n in index]
+        rank_started = time.perf_counter()
         ranking = rank(self.graph, query_vector, query=retrieval, weights=chosen.weights(base), config=config,
                        exclude=excluded_rows, lexical=chosen.lexical)
         if excluded_rows:
             ranking.relevant = ranking.relevant.copy()
             ranking.relevant[excluded_rows] = False
+        timings["rank"] = time.perf_counter() - rank_started
+        pack_started = time.perf_counter()
         win = None
         if budget is not None:
             plan = explicit_budget(int(budget), chosen)
@@ -672,6 +723,7 @@ class Loom(Displayable):
         packed = pack(self.graph, ranking, plan, mode=chosen, query_vector=query_vector, callback_available=callback,
                       config=config, excluded={row: exclude_reason for row in excluded_rows})
         messages = assemble_prompt(config.system_prompt, packed.context, prompt_text)
+        timings["pack"] = time.perf_counter() - pack_started
         if record:
             self.graph.advance_turn()
             self.graph.mark_accessed([b.node_id for b in packed.blocks])
@@ -680,6 +732,7 @@ class Loom(Displayable):
             query=text, classification=classification, mode=chosen, budget=plan, window=win,
             ranking=ranking, packed=packed, messages=messages, seconds=time.perf_counter() - started,
             graph_counts=self.graph.counts(), request=request, embedded_share=self.graph.embedded_share,
+            timings={k: round(v, 6) for k, v in timings.items()},
         )
 
     # -- concepts ------------------------------------------------------------------------

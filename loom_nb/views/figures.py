@@ -202,3 +202,20 @@ def use_offline_plotly() -> str:
     pio.renderers[OFFLINE_RENDERER] = OfflineRenderer()
     pio.renderers.default = OFFLINE_RENDERER
     return OFFLINE_RENDERER
+
+
+def telemetry_figure(events: list[dict]):
+    """Each event's duration over time, one trace per kind (``loom.telemetry_figure()``);
+    hovering a point shows its fields. An empty figure says telemetry is off or idle."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    kinds = list(dict.fromkeys(e["kind"] for e in events))
+    for kind in kinds:
+        mine = [e for e in events if e["kind"] == kind]
+        hover = [escape(", ".join(f"{k} {v}" for k, v in e.items() if k not in ("time", "kind", "seconds"))[:300]) for e in mine]
+        fig.add_scatter(x=[e["time"] for e in mine], y=[1000 * float(e["seconds"]) for e in mine], mode="markers+lines",
+                        name=escape(kind), text=hover, hovertemplate="%{y:.1f} ms<br>%{text}<extra>%{fullData.name}</extra>")
+    title = "Telemetry: milliseconds per step" if events else "Telemetry: no events (loom.telemetry(True) switches it on)"
+    fig.update_layout(title=title, xaxis_title="time", yaxis_title="ms", yaxis_type="log" if events else None, height=380)
+    return fig
