@@ -22,6 +22,20 @@ from .turns import ChatCall, Turn
 
 MARKER = re.compile(r"\[\[load:\s*([A-Za-z0-9_.:-]+)\s*\]\]")
 
+TOOL_NAMES = ("load_context", "search_context", "record_decision")
+"""The tools a turn serves; each call counts against the turn's callback limit and allowance."""
+
+
+def _ask_of(call) -> str:
+    """What a tool call asks for, as the turn's records name it: a node id, ``search: …`` or
+    ``decision: …``."""
+    arguments = call.function.arguments or {}
+    if call.function.name == "search_context":
+        return f"search: {' '.join(str(arguments.get('query', '')).split())[:80]}"
+    if call.function.name == "record_decision":
+        return f"decision: {arguments.get('type', '')}"
+    return str(arguments.get("node_id", ""))
+
 FOLLOW_UP_TEXT_MAX = 200
 """Tokens of words a follow-up after a callback repeats: the question (restated after the
 served nodes when the model asked by marker) and what the model wrote before it asked. A
@@ -47,9 +61,10 @@ class Conversation:
     """
 
     def __init__(self, loom, client: Callable[[], Any], model: str, host: str | None, timeouts: Timeouts, zones,
-                 max_callbacks: int):
+                 max_callbacks: int, record: Callable[[str, str, list[str]], str] | None = None):
         self.loom, self.client, self.model, self.host = loom, client, model, host
         self.timeouts, self.zones, self.max_callbacks = timeouts, zones, max_callbacks
+        self.record = record
 
     def call(self, messages: list[dict[str, Any]], tools: list | None, window: int,
               on_token: Callable[[str], None] | None, stop_at_marker: bool) -> tuple[str, list, Any]:
@@ -101,8 +116,8 @@ class Conversation:
             estimated = message_tokens(messages) + tool_tokens
             started = time.perf_counter()
             text, tool_calls, final = self.call(messages, tools, turn.window, on_token, not tools and left > 0)
-            asks = [(str((c.function.arguments or {}).get("node_id", "")), c) for c in tool_calls
-                    if c.function.name == "load_context"] if tools else [(r, None) for r in MARKER.findall(text)]
+            asks = [(_ask_of(c), c) for c in tool_calls if c.function.name in TOOL_NAMES] if tools else \
+                [(r, None) for r in MARKER.findall(text)]
             requested = [node_id for node_id, _ in asks]
             turn.calls.append(ChatCall(estimated, getattr(final, "prompt_eval_count", None),
                                        getattr(final, "eval_count", None), time.perf_counter() - started, requested))
@@ -119,8 +134,8 @@ class Conversation:
                 """The next request: this one, what the model said (and the calls answered), what it got."""
                 if tools:
                     carried = {"role": "assistant", "content": said, "tool_calls": [c.model_dump() for c in calls]}
-                    return messages + [carried] + [{"role": "tool", "content": b, "tool_name": "load_context"}
-                                                   for b in bodies]
+                    return messages + [carried] + [{"role": "tool", "content": b, "tool_name": c.function.name}
+                                                   for c, b in zip(calls, bodies)]
                 return messages + [{"role": "assistant", "content": said},
                                    {"role": "user", "content": "\n\n".join(bodies) + f"\n\n{restate}"}]
 
@@ -134,7 +149,7 @@ class Conversation:
                     break
                 extra = [call] if tools else []
                 room = fits(calls + extra, bodies + [""]) - 2  # 2: where the texts join
-                body, status, tokens = self.callback_text(node_id, available, min(allowance, room))
+                body, status, tokens = self.serve(node_id, call, available, min(allowance, room), exclude=turn.loaded)
                 if fits(calls + extra, bodies + [body]) < 0:  # a note does not fit where a body did not
                     body, status, tokens = f"[{node_id}] does not fit in the window.", "refused: the window is full", 0
                 if fits(calls + extra, bodies + [body]) < 0:  # not even that: stop serving here
@@ -144,7 +159,7 @@ class Conversation:
                 left -= 1
                 if status.startswith("loaded"):
                     available.discard(node_id)  # served once; asking again is refused
-                    allowance -= tokens
+                allowance -= tokens  # a node, a search's pack or a decision's note: one allowance
                 calls += extra
                 bodies.append(body)
                 served.append({"node_id": node_id, "via": via, "status": status, "tokens": tokens})
@@ -164,6 +179,47 @@ class Conversation:
         """End the turn without serving ``requested``: what the model wrote is the answer."""
         turn.answer = MARKER.sub("", text).strip() or f"(the model asked for more context: {status})"
         turn.callbacks.append({"node_id": ", ".join(requested), "via": via, "status": status, "tokens": 0})
+
+    def serve(self, ask: str, call, available: set[str], cap: int, exclude: list[str]) -> tuple[str, str, int]:
+        """What one ask gets: a node (``load_context``, or a marker), a context pack
+        (``search_context``), or a recorded decision (``record_decision``)."""
+        name = call.function.name if call is not None else "load_context"
+        if name == "search_context":
+            return self.search_text(str((call.function.arguments or {}).get("query", "")), cap, exclude)
+        if name == "record_decision":
+            return self.decision_text(call.function.arguments or {})
+        return self.callback_text(ask, available, cap)
+
+    def search_text(self, query: str, cap: int, exclude: list[str]) -> tuple[str, str, int]:
+        """The engine run on the model's own question: a small context pack within ``cap``
+        (what the turn already loaded is not found again)."""
+        if not query.strip():
+            return "search_context needs a query.", "refused: empty query", 0
+        head = f"--- [search: {one_line(query)[:120]}] ---\n"
+        tail = "\n--- end [search] ---"
+        room = cap - count_tokens(head + tail) - 16
+        if room < 64:
+            return "search_context does not fit: the callback allowance of this turn is spent.", "refused: allowance spent", 0
+        result = self.loom.query(query, budget=room, record=False, exclude=list(exclude),
+                                 exclude_reason="already in this turn's context")
+        pack = escape_evidence(result.pack(max_items=3, lines_around=2, max_snippet_chars=400).prompt_text())
+        if count_tokens(pack) > room:
+            pack = truncate_to_tokens(pack, room) + "\n… (cut to fit)"
+        body = f"{head}{pack}{tail}"
+        return body, f"searched: {len(result.loaded)} item(s)", count_tokens(body)
+
+    def decision_text(self, arguments: dict) -> tuple[str, str, int]:
+        """Record the model's decision (when the session gave a recorder) and say so."""
+        if self.record is None:
+            return "record_decision is not available here.", "refused: no decision graph", 0
+        kind, text = str(arguments.get("type", "")), str(arguments.get("text", ""))
+        links = [str(x) for x in arguments.get("links") or [] if isinstance(x, (str, int))]
+        try:
+            node_id = self.record(kind, text, links)
+        except LoomError as exc:
+            return f"record_decision failed: {exc}", f"failed: {exc}", 0
+        body = f"Recorded {kind} {node_id}: {' '.join(text.split())[:200]}"
+        return body, f"recorded {node_id}", count_tokens(body)
 
     def callback_text(self, node_id: str, available: set[str], cap: int) -> tuple[str, str, int]:
         """The text served for a callback, its status and its tokens (within ``cap``)."""

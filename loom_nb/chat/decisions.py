@@ -58,6 +58,8 @@ class Decision:
     confidence: int | None = None
     turn: int = 0
     """The chat turn it was recorded in (0: outside a chat)."""
+    by: str = "user"
+    """Who recorded it: ``user``, or ``model:NAME`` for a model's ``record_decision`` call."""
 
 
 @dataclass
@@ -80,7 +82,7 @@ class DecisionGraph(Displayable):
 
     # -- recording ----------------------------------------------------------------------------
     def add(self, type: str, title: str, *, description: str = "", status: str = "active",  # noqa: A002 - a public keyword; builtin type() is not used here
-            confidence: int | None = None) -> str:
+            confidence: int | None = None, by: str = "user") -> str:
         """Record a node and return its id (``d1``, ``d2``, …)."""
         if type not in NODE_TYPES:
             raise LoomError(f"decision node type must be one of {', '.join(NODE_TYPES)}; got {type!r}")
@@ -94,8 +96,13 @@ class DecisionGraph(Displayable):
         while node_id in self.nodes:  # ids stay unique even if a file was edited by hand
             node_id = f"d{int(node_id[1:]) + 1}"
         self.nodes[node_id] = Decision(node_id, type, " ".join(title.split()), description.strip(), status,
-                                       None if confidence is None else int(confidence), self.turn)
+                                       None if confidence is None else int(confidence), self.turn, str(by))
         return node_id
+
+    def reject(self, node_id: str) -> None:
+        """Mark a node rejected (say, one the model recorded and the user disagrees with): it is
+        never put in a prompt again, and the views show it as rejected."""
+        self.set_status(node_id, "rejected")
 
     def link(self, source: str, target: str, type: str, *, rationale: str = "") -> None:  # noqa: A002 - a public keyword; builtin type() is not used here
         """Record a typed edge. ``supersedes`` marks the older decision stale."""
@@ -145,8 +152,11 @@ class DecisionGraph(Displayable):
 
     def _line(self, node: Decision) -> list[str]:
         conf = f" (confidence {node.confidence}%)" if node.confidence is not None else ""
-        lines = [f"- [{node.id}] {node.title}{conf}"]
+        by = f" (recorded by the model, turn {node.turn})" if node.by.startswith("model") else ""
+        lines = [f"- [{node.id}] {node.title}{conf}{by}"]
         for edge in self.out_edges(node.id):
+            if edge.type != "rejected" and self.nodes[edge.target].status == "rejected":
+                continue  # a rejected node is never put in a prompt, not even as where a goal led
             verb = {"chosen": "chose", "rejected": "rejected", "requires": "requires", "blocks": "blocks",
                     "enables": "enables", "supersedes": "replaces", "leads_to": "led to"}[edge.type]
             why = f" ({edge.rationale})" if edge.rationale else ""
@@ -156,13 +166,14 @@ class DecisionGraph(Displayable):
     def sections(self) -> list[tuple[str, list[list[str]]]]:
         """The rendered sections, most important first, items newest first within each."""
         newest = lambda nodes: sorted(nodes, key=lambda n: (n.turn, int(n.id[1:])), reverse=True)  # noqa: E731
-        decided = [n for n in self.nodes.values() if n.type == "decision" and n.status != "stale"]
+        decided = [n for n in self.nodes.values() if n.type == "decision" and n.status not in ("stale", "rejected")]
         return [
-            ("Active goals", [self._line(n) for n in newest(self.of_type("goal", "active"))]),
+            ("Active goals", [self._line(n) for n in newest(self.of_type("goal", "active"))]),  # a rejected one is never shown
             ("Recent decisions", [self._line(n) for n in newest(decided)]),
             ("To revisit", [self._line(n) for n in newest(self.of_type("revisit", "active"))]),
             ("Observations and outcomes", [self._line(n) for n in newest(
-                self.of_type("observation") + self.of_type("outcome") + self.of_type("action"))]),
+                [n for n in self.of_type("observation") + self.of_type("outcome") + self.of_type("action")
+                 if n.status != "rejected"])]),
         ]
 
     def render(self, max_tokens: int) -> str:
@@ -238,7 +249,7 @@ class DecisionGraph(Displayable):
             return "DecisionGraph: empty"
         rows = [f"DecisionGraph: {len(self.nodes)} nodes, {len(self.edges)} edges"]
         for n in self.nodes.values():
-            rows.append(f"  {n.id:<4} {n.type:<11} {n.status:<9} {n.title}")
+            rows.append(f"  {n.id:<4} {n.type:<11} {n.status:<9} {n.title}" + (f"  [by {n.by}, turn {n.turn}]" if n.by != "user" else ""))
         for e in self.edges:
             rows.append(f"  {e.source} -{e.type}-> {e.target}" + (f"  ({e.rationale})" if e.rationale else ""))
         return "\n".join(rows)
@@ -247,8 +258,8 @@ class DecisionGraph(Displayable):
         return f"<DecisionGraph: {len(self.nodes)} nodes, {len(self.edges)} edges>"
 
     def _repr_html_(self) -> str:
-        nodes = html_table(["id", "type", "status", "title", "confidence", "turn"],
-                           [[n.id, n.type, n.status, n.title, n.confidence, n.turn] for n in self.nodes.values()])
+        nodes = html_table(["id", "type", "status", "title", "confidence", "turn", "recorded by"],
+                           [[n.id, n.type, n.status, n.title, n.confidence, n.turn, n.by] for n in self.nodes.values()])
         edges = html_table(["from", "edge", "to", "rationale"], [[e.source, e.type, e.target, e.rationale] for e in self.edges])
         return (f"{TABLE_STYLE}<div class='loom-decisions'><b>Decision graph</b>: {len(self.nodes)} nodes, "
                 f"{len(self.edges)} edges{nodes}{edges}</div>")

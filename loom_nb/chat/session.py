@@ -62,7 +62,7 @@ from ..core.rules import ProjectRules, RulesReader
 from .accounting import AccountingTable, accounting_figure  # noqa: F401 - importable from here as before
 from .conversation import FOLLOW_UP_TEXT_MAX, MARKER, Conversation  # noqa: F401 - importable from here as before
 from .answers import index_answer
-from .decisions import DecisionGraph
+from .decisions import NODE_TYPES, DecisionGraph
 from .history import extractive_summary
 from .store import CHAT_FILE, CHAT_SCHEMA, read_chat, write_chat  # noqa: F401 - importable from here as before
 from .turns import ZONE_COLOURS, ChatCall, Turn  # noqa: F401
@@ -97,6 +97,47 @@ LOAD_CONTEXT_TOOL: dict[str, Any] = {
         },
     },
 }
+
+SEARCH_CONTEXT_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "search_context",
+        "description": (
+            "Search the session for evidence on a new, focused question when the context given does not "
+            "cover it; returns a short context pack (items with why they match, and open questions)."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "what to look for, in a few words"}},
+            "required": ["query"],
+        },
+    },
+}
+
+RECORD_DECISION_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "record_decision",
+        "description": (
+            "Record a goal, decision, option, action, outcome, observation or point to revisit in the "
+            "session's decision graph, so later turns remember it (the user sees who recorded it)."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "enum": list(NODE_TYPES)},
+                "text": {"type": "string", "description": "one line: what was decided or found"},
+                "links": {"type": "array", "description": "earlier decision ids this one follows from, e.g. [\"d2\"]",
+                          "items": {"type": "string"}},
+            },
+            "required": ["type", "text"],
+        },
+    },
+}
+
+EXPLORE_FROM_WINDOW = 4096
+"""Windows below this offer ``load_context`` alone: the two other tools' definitions cost
+about 250 tokens, which a small window needs for evidence."""
 
 MARKER_INSTRUCTIONS = (
     "If you need a node listed under 'Available on request', reply with only the line "
@@ -325,7 +366,7 @@ class Session(Displayable):
             input_ids = self.loom.add(text, type="input", source="user", meta={"turn": number}).ids
             turn, messages, tools, question = self._plan(text, number, window.num_ctx, input_ids)
             conversation = Conversation(self.loom, lambda: self.client, self.model, self.host, self.timeouts, self.zones,
-                                        self.max_callbacks)
+                                        self.max_callbacks, record=self._record_decision)
             conversation.converse(turn, messages, tools, question, on_token)
         except BaseException:  # the failed turn leaves no trace: nodes, clock, marks, summaries
             checkpoint.rollback()
@@ -344,6 +385,14 @@ class Session(Displayable):
             self._index_answer(turn, answer)
         return turn
 
+    def _record_decision(self, kind: str, text: str, links: list[str]) -> str:
+        """A model's ``record_decision`` call: the node, linked from the decisions it names
+        (``leads_to``), stamped with the model's name and the turn. Returns its id."""
+        node_id = self.decisions.add(kind, text, by=f"model:{self.model}")
+        for source in links:
+            self.decisions.link(source, node_id, "leads_to")
+        return node_id
+
     def _emit_turn(self, turn: Turn) -> None:
         """Telemetry (when on): a ``chat request`` event per call, a ``callback`` per node asked for."""
         for k, call in enumerate(turn.calls, 1):
@@ -361,7 +410,8 @@ class Session(Displayable):
         Returns the turn, the first call's messages, the tools offered and the message as
         sent (clipped, with a warning, when it did not fit the window)."""
         z = self.zones
-        tools = [LOAD_CONTEXT_TOOL] if self.uses_tools else None
+        tools = ([LOAD_CONTEXT_TOOL] + ([SEARCH_CONTEXT_TOOL, RECORD_DECISION_TOOL] if window >= EXPLORE_FROM_WINDOW else [])
+                 if self.uses_tools else None)
         callbacks_on = self.max_callbacks > 0
         system_text = self.system_prompt
         if callbacks_on and not tools:
