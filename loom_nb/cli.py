@@ -106,6 +106,13 @@ def cmd_index(args) -> int:
     with _editing(args, create=True) as loom:
         report = loom.index(args.path, limits=limits, extra_ignores=args.ignore or (), wait=True)  # the process saves, then exits
     print(report)
+    if args.report_secrets:
+        from .index.indexer import scan_secrets
+
+        found = scan_secrets(args.path, limits, args.ignore or ())
+        print(f"\n{len(found)} secret(s) found; masked wherever their text is read (values never shown):")
+        for path, line, kind in found:
+            print(f"  {path}:{line}  {kind}" if line else f"  {path}  {kind}")
     return 0
 
 
@@ -373,6 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-file-bytes", type=int, default=1_000_000)
     p.add_argument("--max-files", type=int, default=20_000)
     p.add_argument("--ignore", action="append", help="a gitignore-style pattern (repeatable)")
+    p.add_argument("--report-secrets", action="store_true",
+                   help="list the credentials found in the workspace (path and line, never the value)")
     p.set_defaults(func=cmd_index)
 
     p = session_parser("show", "describe a session or one node")

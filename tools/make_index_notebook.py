@@ -153,6 +153,23 @@ cells = [
         "assert top.title == 'retention.html § Why customers leave > Pricing'"
     ),
     new_markdown_cell(
+        "## Secrets stay out of prompts\n\n"
+        "Credentials in indexed files are masked wherever node text is read (the context, the prompt, a\n"
+        "callback, a report), at their own length so line numbers hold, and the manifest line says so.\n"
+        "Files that are only credentials (`.env`, `*.pem`, `id_rsa`) are indexed by name alone."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "key = 'AKIA' + 'Z7XQ2LMN4PWR8TYU'  # a made-up AWS key id, written in two parts\n"
+        "(analysis / 'warehouse.py').write_text(f'WAREHOUSE_KEY_ID = \"{key}\"\\n\\n\\ndef load_churn(table):\\n    return read(table, key=WAREHOUSE_KEY_ID)\\n')\n"
+        "(analysis / '.env').write_text(f'WAREHOUSE_SECRET=q8ZL2-{key[::-1]}\\n')\n"
+        "print(notes.index(analysis, progress=False))\n"
+        "masked = notes.query('How is the churn table loaded from the warehouse?', budget=800)\n"
+        "print([line for line in masked.manifest.splitlines() if 'masked' in line])\n"
+        "print(next(line for line in masked.prompt.splitlines() if 'WAREHOUSE_KEY_ID =' in line))\n"
+        "assert key not in masked.prompt and key[::-1] not in masked.prompt"
+    ),
+    new_markdown_cell(
         "## A ready code session\n\n"
         "`sample_sessions/loom-nb-code` holds nine modules of loom-nb indexed the same way, with a snapshot of\n"
         "the files its references point to (so they never go stale). `open_sample` opens a copy in\n"

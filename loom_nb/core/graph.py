@@ -30,6 +30,7 @@ from .errors import EmbeddingMismatchError, LoomError, UnknownNodeError
 from .analysis import STOPWORDS
 from .arrays import STRUCTURE_KINDS, TOKENS, TURN, TYPE, GraphArrays, VectorTable, _pair_array  # noqa: F401 - importable from here as before
 from .lexical import LexicalIndex
+from .secrets import is_secret_file, mask_secrets, secret_file_notice
 
 log = logging.getLogger(__name__)
 
@@ -310,6 +311,7 @@ class LoomGraph:
         self._structure_kind: list[str] = []
         self._summaries: dict[str, str] = {}
         self._paths: list[str | None] = []
+        self._masked: dict[str, int] = {}
         """The workspace file of each content row (None for chat text), for path signals."""
         self.lexical = LexicalIndex()
         self._lazy = None
@@ -422,7 +424,22 @@ class LoomGraph:
         return self._summaries.get(node_id)
 
     def text(self, node_id: str) -> str:
-        """The text of a content node: from memory, the session folder, or its file."""
+        """The text of a content node (from memory, the session folder, or its file) with every
+        credential masked at its own length (:mod:`loom_nb.core.secrets`): this is the one
+        way node text reaches a context, a prompt, a callback, a view or a report.
+        :meth:`masked` says how many were masked."""
+        masked, findings = mask_secrets(self._raw_text(node_id))
+        if findings:
+            self._masked[node_id] = len(findings)
+        else:
+            self._masked.pop(node_id, None)
+        return masked
+
+    def masked(self, node_id: str) -> int:
+        """How many credentials the last :meth:`text` of ``node_id`` masked."""
+        return self._masked.get(node_id, 0)
+
+    def _raw_text(self, node_id: str) -> str:
         node = self.node(node_id)
         if node.kind != "content":
             raise LoomError(f"{node_id} is a concept node; concepts carry no content")
@@ -477,6 +494,8 @@ class LoomGraph:
         from .errors import StaleReferenceError
         from .files import read_text
 
+        if is_secret_file(ref.file):  # a credentials file: its name stands for it, its text is never read
+            return secret_file_notice(ref.file)
         if not ref.cell:
             return read_text(path)
         from .notebooks import read_cell

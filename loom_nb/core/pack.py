@@ -412,7 +412,13 @@ class _Packer:
     def add_block(self, i: int, label: str, text: str, decision: str, reason: str, cost: int, spans=()) -> None:
         node = self.graph.node(self.ids[i])
         score = float(self.ranking.scores[i])
-        self.blocks.append(Block(node.id, label, node.type, score, text, count_tokens(text), _manifest_line(node.id, label, score, node.type)))
+        line = _manifest_line(node.id, label, score, node.type)
+        masked = self.graph.masked(node.id)
+        if masked:  # said on the manifest line when it still fits what the node was given
+            said = _manifest_line(node.id, label, score, f"{node.type} | {masked} secret{'s' if masked > 1 else ''} masked")
+            if count_tokens(_render_block(node.id, "")) + count_tokens(text) + count_tokens(said) + 3 <= cost:
+                line = said
+        self.blocks.append(Block(node.id, label, node.type, score, text, count_tokens(text), line))
         self.used += cost
         self.visited[i] = Visit(decision, reason, cost, tuple(spans))
         self.covered.add(node.id)

@@ -30,6 +30,7 @@ from .structure import MAX_SHARED_DEFINITIONS, link_structure, resolve_import  #
 from .units import EMBED_TOKENS, Unit, file_units, window_units
 from .notebooks import is_percent_script, notebook_units, percent_units
 from ..core.notebooks import NotebookError
+from ..core.secrets import find_secrets, is_secret_file, secret_file_notice
 from ..core.concepts import REBUILD_SHARE, needs_concept_rebuild, rebuild_concepts  # noqa: F401 - importable from here as before
 from ..core.display import Displayable
 from .walk import WalkLimits, read_text, walk_workspace
@@ -76,6 +77,9 @@ class IndexReport(Displayable):
     skipped_reasons: dict[str, int] = field(default_factory=dict)
     vectors_pending: int = 0
     """Units whose vectors were still being embedded in the background when the run returned."""
+    secrets: list[tuple[str, int, str]] = field(default_factory=list)
+    """Credentials found in the files parsed this run: (path, line, kind), never the value;
+    masked wherever their text is read (line 0: a credentials file, indexed by name only)."""
 
 
     def __str__(self) -> str:
@@ -89,6 +93,9 @@ class IndexReport(Displayable):
         if self.vectors_pending:
             parts.append(f"  vectors: {self.vectors_pending} units embedding in the background (queries rank them by "
                          "their terms until then; loom.wait() blocks until they are in)")
+        if self.secrets:
+            parts.append(f"  secrets: {len(self.secrets)} found and masked wherever their text is read "
+                         "(loom-nb index --report-secrets lists them)")
         if self.skipped_reasons:
             parts.append("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(self.skipped_reasons.items(), key=lambda x: -x[1])))
         return "\n".join(parts)
@@ -98,6 +105,8 @@ def cut_file(path: str, language: str, text: str, max_unit_tokens: int = 800) ->
     """The units of one file and how many parse errors its outline(s) reported: a notebook
     cell by cell (one that is not notebook JSON as plain text), a percent script cell by
     cell, anything else by its outline."""
+    if is_secret_file(path):  # a credentials file: one unit that names it; its text never enters the session
+        return [Unit(path, language, "window", "credentials file (name only)", "", "", 1, 1, secret_file_notice(path))], 0
     if language == "notebook":
         try:
             return notebook_units(path, text, max_unit_tokens)
@@ -108,6 +117,23 @@ def cut_file(path: str, language: str, text: str, max_unit_tokens: int = 800) ->
         return percent_units(path, language, text, max_unit_tokens)
     result = outline(path, text, language)
     return file_units(path, language, text, result, max_unit_tokens), int(bool(result.error))
+
+
+def scan_secrets(root: str | Path, limits: WalkLimits | None = None, extra_ignores: Sequence[str] = ()) -> list[tuple[str, int, str]]:
+    """Every credential in the files an index of ``root`` takes: (path, line, kind), never the
+    value (``loom-nb index --report-secrets``). Credentials files are listed by name, line 0."""
+    root = Path(root)
+    found: list[tuple[str, int, str]] = []
+    for entry in walk_workspace(root, limits=limits or WalkLimits(), extra_ignores=extra_ignores).files:
+        if is_secret_file(entry.path):
+            found.append((entry.path, 0, "credentials file (name only)"))
+            continue
+        try:
+            text = read_text(root / entry.path)
+        except OSError:
+            continue
+        found += [(entry.path, f.line, f.kind) for f in find_secrets(text)]
+    return found
 
 
 def _progress(iterable, total: int, desc: str, enabled: bool | None):
@@ -214,6 +240,8 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     for path, language, text in _progress(todo, len(todo), "parsing", progress):
         units, errors = cut_file(path, language, text, max_unit_tokens)
         report.parse_errors += bool(errors)
+        report.secrets += ([(path, 0, "credentials file (name only)")] if is_secret_file(path)
+                           else [(path, f.line, f.kind) for f in find_secrets(text)])
         units_by_file.append((path, language, text, units))
     report.files_indexed = len(units_by_file)
 

@@ -1,0 +1,171 @@
+"""Credentials found and masked before text reaches a context, a prompt or a report (issue 18).
+
+Every node text is read through :meth:`LoomGraph.text <loom_nb.core.graph.LoomGraph.text>`,
+and that is where :func:`mask_secrets` runs: the packed context, the prompt, a callback's
+text, a context pack's snippets, a node's view and an exported report all get the masked
+text. A mask has **the length of what it hides** (``[aws-access-key]****``, or asterisks when
+the label is longer), newlines kept, so line numbers, character spans of chunks and the
+token budget all still hold. Files that are nothing but credentials (``.env``, ``*.pem``,
+``id_rsa``, …) are indexed by name only: their content is never read (:func:`is_secret_file`).
+
+Detection is a documented rule set, not a dependency: ``detect-secrets`` would scan a file
+per call with a plugin pass each, where loom-nb masks every text it loads (tens per query) and
+must stay fast. The rules:
+
+- private key blocks (``-----BEGIN … PRIVATE KEY-----`` to its END line);
+- keys with a known shape: AWS access key ids (``AKIA``/``ASIA``…), GitHub tokens (``ghp_``,
+  ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``), Slack (``xox?-``), Stripe
+  (``sk_live_``…), OpenAI and Anthropic (``sk-…``, ``sk-ant-…``), Google API keys (``AIza…``),
+  JSON web tokens (``eyJ….eyJ….…``);
+- a quoted literal of 6 or more characters assigned to a name that says password, secret,
+  token, API key or private key (``password = "hunter22"``; ``password = get_password()``
+  is a call, not a literal, and is left alone), and the same names in ``KEY=value`` lines of
+  env files and shell; a number, a hex digest or a lower-case identifier is not taken for one;
+- a quoted literal of 32 or more characters of base64 or hex-and-letters in an assignment
+  whose Shannon entropy is above 4.2 bits per character (random keys; a hex digest has at
+  most 4.0, so hashes are left alone).
+
+Not caught: a credential in prose ("the password is hunter22"), a short unquoted value in code,
+a key of a shape not listed above. Masking errs toward keeping code readable.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import PurePosixPath
+
+__all__ = ["SECRET_FILES", "Finding", "find_secrets", "is_secret_file", "mask_secrets", "secret_file_notice"]
+
+SECRET_FILES = (".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
+                ".netrc", ".pgpass", "*.keystore", "credentials", ".git-credentials", ".npmrc", ".pypirc")
+"""File names indexed by name only: their content is never read into the session."""
+ENTROPY_BITS = 4.2
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One credential: what kind, where (line from 1, character span), never its value."""
+
+    kind: str
+    line: int
+    start: int
+    end: int
+
+
+_SHAPES: list[tuple[str, re.Pattern]] = [
+    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}\b")),
+    ("slack-token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
+    ("stripe-key", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b")),
+    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
+    ("openai-key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}")),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
+]
+_PREFIXES = {"aws-access-key": ("AKIA", "ASIA"), "github-token": ("gh", "github_pat_"), "slack-token": ("xox",),
+             "stripe-key": ("k_live_", "k_test_"), "anthropic-key": ("sk-ant-",), "openai-key": ("sk-",),
+             "google-api-key": ("AIza",), "jwt": ("eyJ",)}
+"""A literal each shape starts with: a text holding none of them skips the shape's pattern."""
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S)
+_NAMES = r"(?:pass(?:word|wd)?|pwd|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|access[_-]?token|token|private[_-]?key)"
+_QUOTED = re.compile(r"[:=]\s*([\"'])([^\"'\s]{6,})\1")
+_NAME_BEFORE = re.compile(rf"(?i){_NAMES}[\w-]*[\"']?\s*$")
+"""A quoted literal assigned to a password-like name: the literal is found first (a cheap
+pattern), then the name is looked for in the 48 characters before it."""
+_ENV_NAMES = r"(?:PASSWORD|PASSWD|PWD|SECRET|API_?KEY|ACCESS_?KEY|AUTH_?TOKEN|ACCESS_?TOKEN|TOKEN|PRIVATE_?KEY)"
+_ENV_LINE = re.compile(rf"(?m)^\s*(?:export\s+)?[A-Z0-9_]*{_ENV_NAMES}[A-Z0-9_]*\s*=\s*([^\s\"'#()][^\s#()]{{5,}})\s*$")
+_LONG_LITERAL = re.compile(r"[:=]\s*([\"'])([A-Za-z0-9+/=_-]{32,})\1")
+_PLACEHOLDER = re.compile(r"(?i)^(?:x+|\*+|changeme|change_me|password|secret|example\w*|dummy\w*|test\w*|your[_-]\w+|<.*>|\$\{.*\}|%\(.*\)s)$")
+
+
+def _plausible(value: str) -> bool:
+    """A value that could be a credential: not a placeholder, a number, a hex digest, a mask,
+    or a lower-case identifier or dotted name (``ollama_first_token_timeout``, ``core.tokens``)."""
+    return not (_PLACEHOLDER.match(value) or re.fullmatch(r"[\d_.,]+", value) or re.fullmatch(r"[0-9a-f]{32,}", value)
+                or re.fullmatch(r"\[[a-z-]+\]\**", value) or (re.fullmatch(r"[a-z_][a-z0-9_.]*", value) and not re.search(r"\d", value)))
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """The credentials in ``text``, in order, never overlapping.
+
+    >>> [f.kind for f in find_secrets('key = "AKIAIOSFODNN7EXAMPLE"\\npassword = get_password()')]
+    ['aws-access-key']
+    """
+    spans: list[tuple[int, int, str]] = []
+    for m in _PRIVATE_KEY.finditer(text):
+        spans.append((m.start(), m.end(), "private-key"))
+    for kind, pattern in _SHAPES:
+        if any(prefix in text for prefix in _PREFIXES[kind]):
+            spans.extend((m.start(), m.end(), kind) for m in pattern.finditer(text))
+    for m in _QUOTED.finditer(text):
+        if _NAME_BEFORE.search(text, max(m.start() - 48, 0), m.start()) and _plausible(m.group(2)):
+            spans.append((m.start(2), m.end(2), "password-like"))
+    for m in _ENV_LINE.finditer(text):
+        if _plausible(m.group(1)):
+            spans.append((m.start(1), m.end(1), "env-secret"))
+    for m in _LONG_LITERAL.finditer(text):
+        value = m.group(2)
+        if _entropy(value) > ENTROPY_BITS and re.search(r"[A-Za-z]", value) and re.search(r"\d", value):
+            spans.append((m.start(2), m.end(2), "high-entropy"))
+    findings, covered = [], -1
+    for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if start < covered:
+            continue  # inside a span already found (a key in a PEM block, a token in an assignment)
+        findings.append(Finding(kind, text.count("\n", 0, start) + 1, start, end))
+        covered = end
+    return findings
+
+
+def _mask(value: str, kind: str) -> str:
+    """``value`` hidden at the same length, newlines kept."""
+    label = f"[{kind}]"
+    out = []
+    for k, line in enumerate(value.split("\n")):
+        if k == 0 and len(line) >= len(label):
+            out.append(label + "*" * (len(line) - len(label)))
+        else:
+            out.append("*" * len(line))
+    return "\n".join(out)
+
+
+def mask_secrets(text: str) -> tuple[str, list[Finding]]:
+    """``text`` with every credential masked (same length, same lines), and what was found.
+
+    >>> masked, found = mask_secrets('token = "ghp_' + 'a1B2' * 9 + '"')
+    >>> masked, len(masked) == len('token = "ghp_' + 'a1B2' * 9 + '"'), found[0].kind
+    ('token = "[github-token]**************************"', True, 'github-token')
+    """
+    findings = find_secrets(text)
+    if not findings:
+        return text, []
+    parts, last = [], 0
+    for f in findings:
+        parts.append(text[last:f.start])
+        parts.append(_mask(text[f.start:f.end], f.kind))
+        last = f.end
+    parts.append(text[last:])
+    return "".join(parts), findings
+
+
+def is_secret_file(path: str) -> bool:
+    """A file whose name says it holds credentials (:data:`SECRET_FILES`).
+
+    >>> is_secret_file("deploy/.env.production"), is_secret_file("certs/server.pem"), is_secret_file("env.py")
+    (True, True, False)
+    """
+    name = PurePosixPath(str(path).replace("\\\\", "/")).name
+    return any(fnmatchcase(name, pattern) for pattern in SECRET_FILES)
+
+
+def secret_file_notice(path: str) -> str:
+    """What stands for a secrets file's content: its name, never its text."""
+    return f"({path}: a credentials file, indexed by name only; its content is never read)"

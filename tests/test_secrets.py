@@ -1,0 +1,117 @@
+"""Secrets stay out of prompts (issue 18): credentials in workspace files are masked at their
+own length wherever node text is read, so they never reach result.prompt, a chat request or an
+exported report; credentials files are indexed by name only; the manifest says what was masked."""
+
+from __future__ import annotations
+
+import ollama
+import pytest
+
+from loom_nb import HashingEmbedder, Loom
+from loom_nb.chat.replay import OllamaStandIn, default_show
+from loom_nb.chat.session import Session
+from loom_nb.cli import main
+from loom_nb.core.secrets import find_secrets, is_secret_file, mask_secrets
+
+AWS = "AKIAIOSFODNN7" + "QWERTYZ"  # split so that no scanner flags this test file itself
+GITHUB = "ghp_" + "Zx9" * 12
+PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + "q" * 20
+PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n{PEM_BODY[::-1]}\n-----END RSA PRIVATE KEY-----"
+DB_PASSWORD = "s3cr3t-Hunter-22"
+
+FILES = {
+    "deploy/settings.py": f'''"""Deployment settings for the billing worker."""
+
+AWS_ACCESS_KEY_ID = "{AWS}"
+GITHUB_TOKEN = "{GITHUB}"
+DATABASE_PASSWORD = "{DB_PASSWORD}"
+
+
+def billing_worker_settings():
+    """The billing worker reads its credentials from these settings."""
+    return {{"key": AWS_ACCESS_KEY_ID, "token": GITHUB_TOKEN}}
+''',
+    "deploy/signing.md": f"# Signing the billing worker releases\n\nThe release key:\n\n{PEM}\n\nRotate it yearly.\n",
+    ".env": f"BILLING_API_KEY=live-{AWS[::-1]}\nDEBUG=1\n",
+}
+RAW = [AWS, GITHUB, PEM_BODY, DB_PASSWORD, f"live-{AWS[::-1]}"]
+
+
+@pytest.fixture
+def indexed(tmp_path):
+    ws = tmp_path / "ws"
+    for rel, text in FILES.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    report = loom.index(ws, progress=False, wait=True)
+    return loom, ws, report
+
+
+def leaked(text: str) -> list[str]:
+    return [value for value in RAW if value in text]
+
+
+def test_the_rules_find_each_kind_and_leave_ordinary_code_alone():
+    text = (f'key = "{AWS}"\ntoken: "{GITHUB}"\npassword = get_password()\nPASSWORD = "changeme"\n'
+            'digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"\n'
+            'client_secret = "Q2x1ZXNzIHRoaXMgaXMgYSBsb25nIHNlY3JldA9x"\n')
+    assert [(f.kind, f.line) for f in find_secrets(text)] == [
+        ("aws-access-key", 1), ("github-token", 2), ("password-like", 6)]
+    masked, found = mask_secrets(text)
+    assert len(masked) == len(text) and masked.count("\n") == text.count("\n")  # line numbers and spans hold
+    assert AWS not in masked and GITHUB not in masked and "get_password()" in masked and "changeme" in masked
+    assert "[aws-access-key]" in masked and len(found) == 3
+
+
+def test_a_pem_block_keeps_its_lines_and_loses_its_body():
+    masked, found = mask_secrets(f"before\n{PEM}\nafter")
+    assert [f.kind for f in found] == ["private-key"] and PEM_BODY not in masked
+    assert masked.split("\n")[0] == "before" and masked.split("\n")[-1] == "after"
+    assert masked.count("\n") == PEM.count("\n") + 2
+
+
+def test_credentials_files_are_indexed_by_name_only(indexed):
+    loom, _, report = indexed
+    (env,) = [n for n in loom.graph.content_nodes() if n.reference.file == ".env"]
+    assert loom.graph.text(env.id).startswith("(.env: a credentials file, indexed by name only")
+    assert is_secret_file("keys/id_rsa") and is_secret_file("prod.env") and not is_secret_file("environment.py")
+    assert (".env", 0, "credentials file (name only)") in report.secrets
+    assert sorted((p, k) for p, _, k in report.secrets if p != ".env") == [
+        ("deploy/settings.py", "aws-access-key"), ("deploy/settings.py", "github-token"),
+        ("deploy/settings.py", "password-like"), ("deploy/signing.md", "private-key")]
+
+
+def test_no_secret_reaches_the_prompt_and_the_manifest_says_so(indexed):
+    loom, _, _ = indexed
+    result = loom.query("billing worker settings credentials and the release signing key", budget=3000)
+    assert {n.reference.file for n in map(loom.graph.node, result.loaded)} >= {"deploy/settings.py", "deploy/signing.md"}
+    assert leaked(result.prompt) == [] and leaked(result.pack().to_json()) == []
+    assert "[aws-access-key]" in result.prompt and "[github-token]" in result.prompt
+    assert any("secrets masked |" not in line and "3 secrets masked" in line for line in result.manifest.split("\n"))
+
+
+def test_no_secret_reaches_a_chat_request(indexed):
+    loom, _, _ = indexed
+    with OllamaStandIn(answers=["It uses the settings [n1]."], show=default_show(num_ctx=8192)) as server:
+        Session(loom, model="llama3.2", client=ollama.Client(host=server.host), background=False).send(
+            "what credentials does the billing worker use, and where is the release signing key?")
+        sent = str(server.chat_requests)
+    assert "billing_worker_settings" in sent and leaked(sent) == []
+
+
+def test_no_secret_reaches_an_exported_report_or_a_view(indexed, tmp_path):
+    loom, _, _ = indexed
+    result = loom.query("billing worker settings credentials and the release signing key", budget=3000)
+    page = loom.export_report(result, tmp_path / "report.html").read_text()
+    assert "billing_worker_settings" in page and leaked(page) == []
+    views = "".join(str(loom.view(n.id)) + loom.view(n.id)._repr_html_() for n in loom.graph.content_nodes())
+    assert leaked(views) == []
+
+
+def test_index_report_secrets_lists_path_and_line_never_the_value(indexed, tmp_path, capsys):
+    _, ws, _ = indexed
+    assert main(["index", str(tmp_path / "cli-session"), str(ws), "--report-secrets", "--embedder", "hashing"]) == 0
+    out = capsys.readouterr().out
+    assert "deploy/settings.py:3  aws-access-key" in out and "deploy/signing.md:5  private-key" in out
+    assert ".env  credentials file (name only)" in out and leaked(out) == []
