@@ -317,9 +317,16 @@ def _spread(pos: dict[str, tuple[float, float]], sizes: dict[str, float], labels
     if len(ids) < 2:
         return pos
     offset, halves = label_boxes([sizes[i] for i in ids], [len(labels[i]) for i in ids])
+    points = np.array([pos[i] for i in ids], dtype=float)
+    # room first: spread the whole layout until its box could hold the labels twice over, so the
+    # search for free spots stays short (the picture keeps its shape, only larger)
+    need = float((4 * halves.prod(axis=1)).sum()) * 2.0
+    have = float(np.prod(np.ptp(np.array(list(pos.values()), dtype=float), axis=0) + 1.0))
+    scale = max(1.0, (need / have) ** 0.5)
+    everything = {node: (x * scale, y * scale) for node, (x, y) in pos.items()}
     order = sorted(range(len(ids)), key=lambda k: -sizes[ids[k]])  # stable: the biggest keep their place
-    centres = separate(np.array([pos[i] for i in ids], dtype=float) + offset, halves, order=order) - offset
-    return pos | {node: (float(x), float(y)) for node, (x, y) in zip(ids, centres)}
+    centres = separate(points * scale + offset, halves, order=order) - offset
+    return everything | {node: (float(x), float(y)) for node, (x, y) in zip(ids, centres)}
 
 
 def new_network(height: str):
