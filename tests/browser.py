@@ -34,11 +34,33 @@ def dump_dom(path: Path, *, budget_ms: int = 5000, timeout: int = 180) -> str:
     return done.stdout
 
 
+def guarded_page(browser, viewport: dict, allowed: tuple[str, ...]):
+    """A new page whose requests to anything but the ``allowed`` URL prefixes are aborted
+    (and recorded in ``page.blocked``) and whose dialogs are dismissed (and recorded in
+    ``page.dialogs``)."""
+    context = browser.new_context(viewport=viewport)
+    blocked: list[str] = []
+    dialogs: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(allowed):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.blocked, page.dialogs = blocked, dialogs
+    return page
+
+
 @contextmanager
 def browser_page(width: int = 1400, height: int = 1000):
     """A playwright page in the system's headless Chromium with every request that is not
-    a local file aborted (and recorded in ``page.blocked``) and every dialog dismissed (and
-    recorded in ``page.dialogs``). Skips the test where Chromium or playwright is missing."""
+    a local file aborted and every dialog dismissed (:func:`guarded_page`). Skips the test
+    where Chromium or playwright is missing."""
     import pytest
 
     if CHROMIUM is None:
@@ -47,22 +69,7 @@ def browser_page(width: int = 1400, height: int = 1000):
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
         try:
-            context = browser.new_context(viewport={"width": width, "height": height})
-            blocked: list[str] = []
-            dialogs: list[str] = []
-
-            def route(r):
-                if r.request.url.startswith(("file:", "about:", "data:")):
-                    r.continue_()
-                else:
-                    blocked.append(r.request.url)
-                    r.abort()
-
-            context.route("**/*", route)
-            page = context.new_page()
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.blocked, page.dialogs = blocked, dialogs
-            yield page
+            yield guarded_page(browser, {"width": width, "height": height}, ("file:", "about:", "data:"))
         finally:
             browser.close()
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import CHROMIUM, LABEL_BOXES_JS, SKIP_REASON, overlapping
+from browser import CHROMIUM, LABEL_BOXES_JS, SKIP_REASON, guarded_page, overlapping
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = "03_tuning_weights.ipynb"
@@ -96,20 +96,8 @@ def notebook(lab):
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
         try:
-            context = browser.new_context(viewport=VIEWPORT)
-            blocked: list[str] = []
-            dialogs: list[str] = []
-
-            def route(r):
-                if r.request.url.startswith((base + "/", "about:", "data:", "blob:")):
-                    r.continue_()
-                else:
-                    blocked.append(r.request.url)
-                    r.abort()
-
-            context.route("**/*", route)
-            page = context.new_page()
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page = guarded_page(browser, VIEWPORT, (base + "/", "about:", "data:", "blob:"))
+            blocked, dialogs = page.blocked, page.dialogs
             page.goto(f"{base}/lab/tree/{NOTEBOOK}?token={token}")
             page.wait_for_function("() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
                                    " const k = w && w.sessionContext && w.sessionContext.session"
