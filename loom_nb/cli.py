@@ -2,7 +2,7 @@
 
     loom-nb add SESSION [TEXT] [--file PATH] [--type input]   add text (or stdin) to a session
     loom-nb query SESSION TEXT [--budget N | --model M | --window N] [--mode auto] [--json] [--pack]
-    loom-nb index SESSION PATH                                index or refresh a workspace folder
+    loom-nb index SESSION PATH [--vectors URL] [--report-secrets]   index or refresh a workspace folder
     loom-nb show SESSION [NODE_ID] [--events [N]]             the session, one node, or its telemetry events
     loom-nb demo [--out FOLDER]                               the sample session, three queries
     loom-nb eval CASES.jsonl [--budget N] [--ablations]       grade labelled queries against baselines
@@ -60,7 +60,8 @@ def read_text_file(path: Path) -> str:
 def _open(args, create: bool = False):
     from .core.engine import Loom
 
-    return Loom.open(args.session, embedder=_embedder(args.embedder), create=create, workspace=getattr(args, "workspace", None))
+    return Loom.open(args.session, embedder=_embedder(args.embedder), create=create, workspace=getattr(args, "workspace", None),
+                     vectors=args.vectors)
 
 
 def _editing(args, create: bool = False):
@@ -68,7 +69,8 @@ def _editing(args, create: bool = False):
     session at once take turns instead of one dropping the other's change."""
     from .core.engine import Loom
 
-    return Loom.editing(args.session, embedder=_embedder(args.embedder), create=create, workspace=getattr(args, "workspace", None))
+    return Loom.editing(args.session, embedder=_embedder(args.embedder), create=create, workspace=getattr(args, "workspace", None),
+                        vectors=args.vectors)
 
 
 def cmd_add(args) -> int:
@@ -290,6 +292,7 @@ def cmd_chat(args) -> int:
     from .chat.session import Session
 
     session = Session.open(args.session, model=args.model, embedder=_embedder(args.embedder), host=args.host, workspace=args.workspace,
+                           vectors=args.vectors,
                            window=args.window, max_callbacks=args.max_callbacks,
                            tools=False if args.no_tools else "auto")
     streamed = False
@@ -350,6 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--embedder", help="minilm, hashing or ollama:MODEL (default: the session's own; minilm for a new one)")
         p.add_argument("--workspace", help="confirm the workspace root the session names, if it was indexed on another "
                                            "machine or account (its files are not read until confirmed)")
+        p.add_argument("--vectors", help="where the session keeps its vectors: numpy (files in the folder, the default for a "
+                                         "new session), a Qdrant server http://HOST:6333/COLLECTION, or qdrant+local:///FOLDER/"
+                                         "COLLECTION; default: where the session keeps them")
         return p
 
     p = session_parser("add", "add text to a session", creates=True)

@@ -230,11 +230,12 @@ class Session(Displayable):
 
     # -- opening and saving ------------------------------------------------------------------
     @classmethod
-    def open(cls, folder: str | Path, *, model: str | None = None, embedder=None, workspace=None, **options) -> "Session":
+    def open(cls, folder: str | Path, *, model: str | None = None, embedder=None, workspace=None, vectors=None,
+             **options) -> "Session":
         """Open (or start) the chat stored in ``folder``; it resumes where it stopped.
 
         ``model`` defaults to the one the stored chat used; ``workspace`` confirms the
-        session's workspace root, as in :meth:`Loom.open`.
+        session's workspace root and ``vectors`` names its vector store, as in :meth:`Loom.open`.
         """
         folder = Path(folder)
         state = read_chat(folder)  # a broken chat.json fails before anything else is read
@@ -242,7 +243,7 @@ class Session(Displayable):
         model = model or (state or {}).get("model")
         if not model:
             raise LoomError(f"{folder}: no chat stored here yet; give a model (--model llama3.2, or model='llama3.2')")
-        loom = Loom.open(folder, embedder=embedder, workspace=workspace)
+        loom = Loom.open(folder, embedder=embedder, workspace=workspace, vectors=vectors)
         session = cls(loom, model=model, **options)
         session.decisions = decisions
         if state:

@@ -43,8 +43,9 @@ from .pack import (
 from .rank import Ranking, rank
 from .folder_lock import session_lock
 from .telemetry import EventLog
-from .trust import confirm, is_confirmed
+from .trust import confirm, confirm_vectors, is_confirmed, vectors_confirmed
 from .store import GRAPH_FILE, data_files, load_cache, load_graph, orphaned_data_error, read_document, save_graph
+from .vector_store import VectorLocation, parse_location, stored_location
 from .tokens import ContextWindow, context_window
 
 if TYPE_CHECKING:
@@ -254,6 +255,12 @@ class Loom(Displayable):
         Defaults to all-MiniLM-L6-v2 in-process (:class:`~loom_nb.embed.MiniLMEmbedder`); a
         name works too: "minilm", "hashing", "ollama:MODEL".
     config : LoomConfig, optional
+    vectors : str, optional
+        Where :meth:`save` keeps the vectors: "numpy" (the default: ``embeddings/*.npy`` in
+        the folder), a Qdrant server ``"http://HOST:6333/COLLECTION"``, or qdrant-client's
+        local mode ``"qdrant+local:///FOLDER/COLLECTION"`` (:mod:`loom_nb.core.vector_store`).
+        A Qdrant location is checked at once: one that does not answer, or whose collection
+        holds another embedder's vectors, raises here.
 
     Examples
     --------
@@ -273,6 +280,7 @@ class Loom(Displayable):
         config: LoomConfig | None = None,
         namer: Namer | None = None,
         graph: LoomGraph | None = None,
+        vectors: str | VectorLocation | None = None,
     ):
         from ..embed import default_embedder, embedder_named  # the facade picks a model a layer up
 
@@ -290,6 +298,12 @@ class Loom(Displayable):
             raise EmbeddingMismatchError(
                 f"the graph's vectors come from {self.graph.embedding_model!r}, the embedder is {self.embedder.model_id!r}"
             )
+        self.vectors = parse_location(vectors)
+        """Where :meth:`save` keeps the vectors (:class:`~loom_nb.core.vector_store.VectorLocation`)."""
+        if self.vectors.is_qdrant and graph is None:
+            from .qdrant_store import check_collection
+
+            check_collection(self.vectors, self.folder, self.embedder.model_id)
         self._saved_scores: dict[str, Any] = {}
         self._last_query: tuple | None = None
         self._fill = None
@@ -307,6 +321,7 @@ class Loom(Displayable):
         namer: Namer | None = None,
         create: bool = True,
         workspace: str | Path | None = None,
+        vectors: str | VectorLocation | None = None,
     ) -> "Loom":
         """Open the session in ``folder``, or start a new one there if it has none.
 
@@ -319,6 +334,11 @@ class Loom(Displayable):
         before, needs no confirmation; any other root named by graph.json is not read
         (its references are left out, with the reason), since a session folder from
         elsewhere could name any folder.
+
+        ``vectors`` says where the session keeps its vectors from the next save on (see
+        :class:`Loom`); by default where graph.json says they are. A Qdrant location that
+        graph.json names is read only once confirmed on this machine: by naming it here (or
+        ``--vectors``), by a save there, or because it is local storage inside the folder.
         """
         folder = Path(folder)
         if not (folder / GRAPH_FILE).exists():
@@ -331,17 +351,19 @@ class Loom(Displayable):
                 raise orphaned_data_error(folder, found)
             if not create:
                 raise LoomError(f"{folder}: no session here (no {GRAPH_FILE}); start one by adding text or indexing a folder")
-            return cls(folder, embedder=embedder, config=config, namer=namer)
+            return cls(folder, embedder=embedder, config=config, namer=namer, vectors=vectors)
         doc = read_document(folder)
         from ..embed import embedder_for, embedder_named
 
         inner = embedder_named(embedder) if embedder is not None else embedder_for(doc["embedding"].get("model"))
+        stored, wanted = _vector_locations(folder, doc, vectors)
         graph, doc = load_graph(folder, expect_model=inner.model_id, doc=doc)
+        _settle_vectors(folder, stored, wanted, inner.model_id)
         cached = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
         saved = load_cache(folder, doc)
         if saved is not None:
             cached.preload(*saved)
-        loom = cls(folder, embedder=cached, config=config, namer=namer, graph=graph)
+        loom = cls(folder, embedder=cached, config=config, namer=namer, graph=graph, vectors=wanted)
         root = (graph.metadata.get("workspace") or {}).get("root")
         if root:
             named = folder / root  # a relative root (a copied sample) is the session's own
@@ -386,9 +408,12 @@ class Loom(Displayable):
         if self.folder is None:
             raise LoomError("this session has no folder yet: call save(folder)")
         with self.graph.lock:  # never half of a background batch
-            path = save_graph(self.graph, self.folder, cache_items=list(self.embedder.items()), scores=self.last_scores)
+            path = save_graph(self.graph, self.folder, cache_items=list(self.embedder.items()), scores=self.last_scores,
+                              vectors=self.vectors)
         if self.graph.workspace is not None:  # set only by index() or a confirmed open
             confirm(self.folder, self.graph.workspace)
+        if self.vectors.is_qdrant and not vectors_confirmed(self.folder, self.vectors.key(self.folder)):
+            confirm_vectors(self.folder, self.vectors.key(self.folder))
         log.info("saved %s", path)
         return path
 
@@ -779,5 +804,34 @@ class Loom(Displayable):
     def __repr__(self) -> str:
         where = str(self.folder) if self.folder else "in memory"
         c = self.graph.counts()
-        return f"Loom({where!r}, {c['concepts']} concepts, {c['content']} content nodes, embedder={self.embedder.model_id!r})"
+        store = f", vectors={self.vectors.spelling!r}" if self.vectors.is_qdrant else ""
+        return f"Loom({where!r}, {c['concepts']} concepts, {c['content']} content nodes, embedder={self.embedder.model_id!r}{store})"
+
+
+def _vector_locations(folder: Path, doc: dict[str, Any], vectors) -> tuple[VectorLocation, VectorLocation]:
+    """Where graph.json keeps the vectors, and where the session keeps them from the next
+    save; refuses a Qdrant location graph.json names that this machine never confirmed."""
+    try:
+        stored = stored_location(doc)
+    except LoomError as exc:
+        raise LoomError(f"{folder / GRAPH_FILE}: its vector store is not readable ({exc})") from None
+    wanted = parse_location(vectors) if vectors is not None else stored
+    if stored.is_qdrant:
+        key = stored.key(folder)
+        named = vectors is not None and wanted.key(folder) == key
+        if not (named or stored.inside(folder) or vectors_confirmed(folder, key)):
+            raise LoomError(f"{folder} keeps its vectors at {stored.spelling}, never confirmed on this machine: open it with "
+                            f"vectors={stored.spelling!r} (loom-nb ... --vectors {stored.spelling}) to read them from there")
+    return stored, wanted
+
+
+def _settle_vectors(folder: Path, stored: VectorLocation, wanted: VectorLocation, model: str) -> None:
+    """After a load: remember the Qdrant location it read, and check the one the session
+    moves to at its next save (it must answer and hold no other embedder's vectors)."""
+    if stored.is_qdrant and not vectors_confirmed(folder, stored.key(folder)):
+        confirm_vectors(folder, stored.key(folder))
+    if wanted.is_qdrant and wanted.key(folder) != stored.key(folder):
+        from .qdrant_store import check_collection
+
+        check_collection(wanted, folder, model)
 

@@ -100,6 +100,7 @@ class VectorSpec(_Strict):
 
 
 class Vectors(_Strict):
+    store: Literal["numpy"] = "numpy"
     content: VectorSpec
     concepts: VectorSpec
     chunks: VectorSpec
@@ -108,6 +109,27 @@ class Vectors(_Strict):
     lexical: Optional[VectorFile] = None
     seal: Optional[Annotated[str, StringConstraints(pattern=r"^embeddings/seal\.g[0-9]+\.txt$")]] = None
     """The file holding this user's HMAC of this graph.json (loom_nb.core.trust.seal_key)."""
+
+
+class QdrantVectorSpec(_Strict):
+    """A table kept in a Qdrant collection: the digest of each row, which names its point."""
+
+    rows: Count
+    digests: list[Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]]
+
+
+class QdrantVectors(Vectors):
+    """Vectors in a Qdrant collection (loom_nb.core.qdrant_store); the lexical index, cache
+    and seal stay files."""
+
+    store: Literal["qdrant"]
+    location: Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+    """The server URL or local storage, ending in the collection."""
+    owner: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
+    """The session's id, also in the collection's metadata."""
+    content: QdrantVectorSpec
+    concepts: QdrantVectorSpec
+    chunks: QdrantVectorSpec
 
 
 class Embedding(_Strict):
@@ -163,6 +185,12 @@ class Document(_Strict):
     scores: dict[str, Any] = {}
 
 
+class QdrantDocument(Document):
+    """A graph.json (schema 3) whose vectors are in a Qdrant collection."""
+
+    vectors: QdrantVectors
+
+
 class DocumentInvalid(ValueError):
     """graph.json does not fit the schema; ``str()`` names the first few fields."""
 
@@ -177,6 +205,7 @@ def _explain(exc: ValidationError, limit: int = 3) -> str:
 
 
 _DOCUMENT = TypeAdapter(Document)
+_QDRANT_DOCUMENT = TypeAdapter(QdrantDocument)
 _CONFIG = TypeAdapter(LoomConfig)
 
 
@@ -186,8 +215,10 @@ def validate_document(doc: Any) -> None:
     The parsed document is left as it is (the loader reads its plain lists, which is
     faster than reading models); validation only says yes or no, and where.
     """
+    vectors = doc.get("vectors") if isinstance(doc, dict) else None
+    adapter = _QDRANT_DOCUMENT if isinstance(vectors, dict) and vectors.get("store") == "qdrant" else _DOCUMENT
     try:
-        _DOCUMENT.validate_python(doc)
+        adapter.validate_python(doc)
     except ValidationError as exc:
         raise DocumentInvalid(_explain(exc)) from None
     if doc.get("config") is not None:

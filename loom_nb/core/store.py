@@ -2,11 +2,13 @@
 
 ``graph.json`` is the single source of truth: every node, edge and setting, the schema
 version and the embedding model. Texts live in ``content/<id>.txt`` (read only when a node
-is loaded); vectors in ``embeddings/*.npy``, saved raw so a round trip is bit-identical.
+is loaded); vectors in ``embeddings/*.npy``, saved raw so a round trip is bit-identical, or
+in a Qdrant collection that graph.json names (:mod:`loom_nb.core.vector_store`).
 
-Saves are atomic: vectors are written under a new generation name, ``graph.json`` is
-replaced last with ``os.replace`` (the commit point), and only then are files of older
-generations removed. A crash at any step leaves the previous session readable.
+Saves are atomic: vectors are written under a new generation name (or as new points),
+``graph.json`` is replaced last with ``os.replace`` (the commit point), and only then are
+files (points) of older generations removed. A crash at any step leaves the previous
+session readable.
 
 Size: one file format (graph.json, content files, vectors), its writer and its reader with one
 check per way a folder can be wrong; they change together.
@@ -30,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .atomic import atomic_file, atomic_write_bytes, atomic_write_text  # noqa: F401 - importable from here as before
 from .config import LoomConfig, Weights
 from .folder_lock import session_lock
 from .userdir import seal_key
@@ -38,50 +41,32 @@ from .errors import UnknownNodeError
 from .lexical import LexicalIndex
 from .arrays import STRUCTURE_KINDS, VectorTable
 from .graph import _TYPE_CODE, NODE_ID, id_order, ConceptNode, ContentNode, LinkReport, LoomGraph, Provenance, Reference, sha256_text, utc_now
+from .vector_store import NumpyFiles, StoredVectors, VectorLocation, VectorStore, VectorsVanished as _Vanished, parse_location, row_keys
+from .vector_store import stored_location
 
 log = logging.getLogger(__name__)
 
 FORMAT = "loom-nb/graph"
 SCHEMA_VERSION = 2
-"""2: content files are named by id and hash (``content_name``); 1 is still read."""
+"""2: content files are named by id and hash (``content_name``); 1 is still read. A session
+whose vectors are in Qdrant is written as 3 (:mod:`loom_nb.core.qdrant_store`), so that an
+older loom-nb says to upgrade instead of looking for vector files."""
+READS_UP_TO = 3
 GRAPH_FILE = "graph.json"
 MAX_GRAPH_BYTES = 1 << 30
 """graph.json larger than this (1 GiB) is refused before it is read: a 50k-node session
 writes about 40 MB, and parsing a multi-gigabyte file would take minutes and gigabytes."""
 
 
-@contextmanager
-def atomic_file(path: Path):
-    """A binary file that replaces ``path`` only when the ``with`` block succeeds.
+def open_store(location: "VectorLocation | str | None", folder: str | Path) -> VectorStore:
+    """The vector store for ``location`` in the session ``folder``
+    (:mod:`loom_nb.core.vector_store`); Qdrant's module is imported only here."""
+    location = parse_location(location)
+    if not location.is_qdrant:
+        return NumpyFiles(Path(folder))
+    from .qdrant_store import QdrantStore
 
-    Readers see the old file or the new one, never half of one: the data goes to a
-    temporary file in the same folder, is fsynced, and ``os.replace`` swaps it in.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    with atomic_file(path) as f:
-        f.write(data)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def _save_npy(path: Path, array: np.ndarray) -> None:
-    with atomic_file(path) as f:
-        np.save(f, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
+    return QdrantStore(location, Path(folder))
 
 
 # -- columns ------------------------------------------------------------------------------
@@ -291,12 +276,14 @@ def _generation(doc: dict[str, Any] | None) -> int:
 
 
 def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores: dict[str, Any] | None = None,
-               lock_timeout: float | None = None) -> Path:
+               lock_timeout: float | None = None, vectors: "str | VectorLocation | None" = None) -> Path:
     """Write ``graph`` to the session ``folder`` atomically; returns the graph.json path.
 
     Holds the folder's write lock throughout. Refuses (and writes nothing) when the folder
     was saved by someone else since ``graph`` was loaded from it (:class:`SessionConflictError`),
-    or holds data it cannot account for.
+    or holds data it cannot account for. ``vectors`` says where the vectors go
+    (:mod:`loom_nb.core.vector_store`): numpy files in the folder by default, or a Qdrant
+    collection.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -309,7 +296,7 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
         here = str(folder.resolve())
         _check_no_conflict(graph, folder, here, previous)
         generation = max(_peek_generation(folder / GRAPH_FILE), _generation(previous)) + 1
-        path = _write(graph, folder, generation, previous, cache_items, scores)
+        path = _write(graph, folder, generation, previous, cache_items, scores, open_store(vectors, folder))
         graph.saved_as = (here, generation)
         return path
 
@@ -332,7 +319,7 @@ def _check_no_conflict(graph: LoomGraph, folder: Path, here: str, previous: dict
             "redo the change and save again")
 
 
-def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, Any] | None, cache_items, scores) -> Path:
+def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, Any] | None, cache_items, scores, store) -> Path:
     """Length: the write order of a crash-safe save (content, vectors, then graph.json), kept in one place."""
     graph_path = folder / GRAPH_FILE
     (folder / "content").mkdir(exist_ok=True)
@@ -340,13 +327,15 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
     content_nodes = [graph.node(i) for i in graph.content_vectors.ids]
     chunk_ids = sorted(graph.chunk_vectors)
     dim = graph.content_vectors.dim or graph.concept_vectors.dim
-    files = {name: f"embeddings/{name}.g{generation}.npy" for name in ("content", "concepts", "chunks")}
     lexical_file = f"embeddings/lexical.g{generation}.npz"
     cache_keys = [k for k, _ in cache_items] if cache_items else []
     cache_file = f"embeddings/cache.g{generation}.npz" if cache_keys else None
     content = graph.content_vectors.matrix if len(graph.content_vectors) else np.zeros((0, dim), np.float32)
     concepts = graph.concept_vectors.matrix if len(graph.concept_vectors) else np.zeros((0, dim), np.float32)
     chunks = np.concatenate([graph.chunk_vectors[i] for i in chunk_ids]) if chunk_ids else np.zeros((0, dim), np.float32)
+    chunk_rows = [[i, int(graph.chunk_vectors[i].shape[0])] for i in chunk_ids]
+    vectors = StoredVectors(content, concepts, chunks, row_keys(graph.content_vectors.ids, graph.concept_vectors.ids, chunk_rows),
+                            model=graph.embedding_model)
 
     # 1. graph.json is encoded first, in memory: anything that cannot be written (a value
     # JSON cannot hold) fails here, before a single file changed. Edges are stored by row
@@ -354,7 +343,7 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
     # those of the node that made them, and summary edges follow from "summary_of".
     doc = {
         "format": FORMAT,
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": store.schema_version,
         "saved": utc_now(),
         "generation": generation,
         "embedding": {"model": graph.embedding_model, "dim": int(dim)},
@@ -363,8 +352,8 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
         "next_ids": graph.next_ids,
         "metadata": graph.metadata,
         "vectors": {
-            **{name: {"file": rel, "rows": int(array.shape[0])} for (name, rel), array in zip(files.items(), (content, concepts, chunks))},
-            "chunk_rows": [[i, int(graph.chunk_vectors[i].shape[0])] for i in chunk_ids],
+            **store.describe(vectors, generation, previous),
+            "chunk_rows": chunk_rows,
             "cache": cache_file,
             "lexical": lexical_file,
             "seal": f"embeddings/seal.g{generation}.txt" if seal_key() else None,
@@ -401,9 +390,9 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
     if wrote:
         os.sync()
 
-    # 3. vectors under the new generation's names; the integer columns ride along
-    for (name, rel), array in zip(files.items(), (content, concepts, chunks)):
-        _save_npy(folder / rel, array)
+    # 3. vectors where graph.json will say: files under the new generation's names, or the
+    # points a Qdrant collection does not hold yet; the lexical index and cache as files
+    store.write(vectors, doc["vectors"])
     with atomic_file(folder / lexical_file) as f:
         np.savez(f, **graph.lexical.to_arrays())
     if cache_file:
@@ -422,6 +411,10 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
     if previous is not None:
         for rel in _named_files(previous) - _named_files(doc):
             (folder / rel).unlink(missing_ok=True)
+    try:  # and vectors only older states named (Qdrant points); the next save retries a failure
+        store.collect(previous, doc)
+    except LoomError as exc:
+        log.warning("saved %s, but could not yet remove the vectors it no longer names: %s", folder, exc)
     return graph_path
 
 
@@ -535,23 +528,6 @@ class LazyNodes:
             yield content_ids[a], content_ids[b], {"kind": kind, "weight": 1.0, "source": content_ids[a], "target": content_ids[b]}
 
 
-def _load_npy(folder: Path, spec: dict[str, Any], dim: int) -> np.ndarray:
-    path = folder / spec["file"]
-    if not path.resolve().is_relative_to(folder.resolve()):
-        raise SessionFormatError(folder / GRAPH_FILE, f"vector file {spec['file']!r} is outside the session folder")
-    try:
-        # copy-on-write memory map: the pages load as ranking touches them (the page cache
-        # usually has them), and the graph may still change its copy in memory
-        array = np.load(path, allow_pickle=False, mmap_mode="c")
-    except FileNotFoundError:
-        raise _Vanished(path) from None
-    except Exception as exc:
-        raise SessionFormatError(path, f"not a readable numpy file ({exc})") from None
-    if array.dtype != np.float32 or array.ndim != 2 or array.shape[0] != spec["rows"] or (array.shape[0] and array.shape[1] != dim):
-        raise SessionFormatError(path, f"holds {array.shape} {array.dtype}, graph.json expects ({spec['rows']}, {dim}) float32")
-    return array
-
-
 @contextmanager
 def gc_paused():
     """Pause the cycle collector: a load makes ~10^5 containers it would rescan repeatedly
@@ -597,8 +573,8 @@ def read_document(folder: str | Path, *, validate: bool = True) -> dict[str, Any
     version = doc.get("schema_version")
     if not isinstance(version, int):
         raise SessionFormatError(path, f"schema_version is {version!r}, expected an integer")
-    if version > SCHEMA_VERSION:
-        raise SessionFormatError(path, f"written by a newer loom-nb (schema {version}; this version reads up to {SCHEMA_VERSION}): upgrade loom-nb")
+    if version > READS_UP_TO:
+        raise SessionFormatError(path, f"written by a newer loom-nb (schema {version}; this version reads up to {READS_UP_TO}): upgrade loom-nb")
     for key in ("embedding", "concepts", "content", "links", "concept_edges", "vectors"):
         if key not in doc:
             raise SessionFormatError(path, f"missing the {key!r} section")
@@ -661,19 +637,14 @@ def load_graph(folder: str | Path, *, expect_model: str | None = None, doc: dict
             same = newer.get("generation") == doc.get("generation")
             if same or attempt == 2:
                 if gone.lexical:  # only the lexical index is missing: rank without it, as before
-                    log.warning("lexical index %s is missing; lexical signals are off until re-indexing", gone.path)
+                    log.warning("lexical index %s is missing; lexical signals are off until re-indexing", gone.where)
                     with gc_paused():
                         return _load_graph(folder, expect_model, newer, lexical=False)
-                raise SessionFormatError(gone.path, "vector file named by graph.json is missing") from None
+                if stored_location(newer).is_qdrant:
+                    raise SessionFormatError(gone.where, "vectors named by graph.json are missing") from None
+                raise SessionFormatError(gone.where, "vector file named by graph.json is missing") from None
             doc = newer
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-class _Vanished(Exception):
-    """A file graph.json names is not there (a writer may have just replaced it)."""
-
-    def __init__(self, path: Path, lexical: bool = False):
-        self.path, self.lexical = path, lexical
 
 
 def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | None,  # noqa: C901 - one check per way a session folder can be wrong, each with its own message
@@ -700,9 +671,12 @@ def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | No
     structure = doc.get("structure") or {"source": [], "target": [], "kind": []}
     n_structure = _check_columns(path, "structure", structure, ("source", "target", "kind"))
     vec = doc["vectors"]
-    content_vecs = _load_npy(folder, vec["content"], dim)
-    concept_vecs = _load_npy(folder, vec["concepts"], dim)
-    chunk_vecs = _load_npy(folder, vec["chunks"], dim)
+    try:
+        store = open_store(stored_location(doc), folder)
+        keys = row_keys(content["id"], concepts["id"], vec.get("chunk_rows") or [])
+    except (LoomError, TypeError, ValueError) as exc:
+        raise SessionFormatError(path, f"the vectors section is invalid ({exc})") from None
+    content_vecs, concept_vecs, chunk_vecs = store.read(vec, keys, dim, model)
     if content_vecs.shape[0] != n_content or concept_vecs.shape[0] != n_concepts:
         raise SessionFormatError(path, "the number of nodes and of vectors differ")
 
@@ -804,7 +778,7 @@ def _load_lexical(folder: Path, name: str | None, n_content: int) -> LexicalInde
         with np.load(folder / name, allow_pickle=False) as data:
             index = LexicalIndex.from_arrays({k: data[k] for k in data.files})
     except FileNotFoundError:
-        raise _Vanished(folder / name, lexical=True) from None
+        raise _Vanished(str(folder / name), lexical=True) from None
     except Exception as exc:
         log.warning("lexical index %s unreadable (%s); lexical signals are off until re-indexing", name, exc)
         return LexicalIndex()

@@ -57,18 +57,39 @@ def confirm(session_folder: str | Path, root: str | Path) -> None:
     folder, target = _key(session_folder), _key(root)
     if Path(target).is_relative_to(folder):
         return
-    path = config_dir() / TRUST_FILE
+    _remember(TRUST_FILE, folder, target)
+
+
+def _remember(name: str, folder: str, value: str) -> None:
+    path = config_dir() / name
     try:
         from .folder_lock import session_lock
 
         with session_lock(path.parent, timeout=10):
             data = _read(path)
-            roots = data.setdefault(folder, [])
-            if target in roots:
+            values = data.setdefault(folder, [])
+            if value in values:
                 return
-            roots.append(target)
+            values.append(value)
             from .store import atomic_write_text
 
             atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True))
     except Exception as exc:  # noqa: BLE001 - trust is remembered for convenience only
-        log.warning("could not remember %s as the workspace of %s (%s)", target, folder, exc)
+        log.warning("could not remember %s for %s (%s)", value, folder, exc)
+
+
+VECTORS_TRUST_FILE = "trusted_vector_stores.json"
+"""Vector stores (Qdrant locations) confirmed per session folder: graph.json names where its
+vectors are, and a folder from elsewhere could name any server or any local folder, so a
+load contacts one only after the user named it (``vectors=``, ``--vectors``) or saved there."""
+
+
+def vectors_confirmed(session_folder: str | Path, location_key: str) -> bool:
+    """Whether the vector store ``location_key`` (``VectorLocation.key``) was confirmed for
+    the session in ``session_folder`` on this machine."""
+    return location_key in _read(config_dir() / VECTORS_TRUST_FILE).get(_key(session_folder), [])
+
+
+def confirm_vectors(session_folder: str | Path, location_key: str) -> None:
+    """Remember that the user named ``location_key`` as the vector store of ``session_folder``."""
+    _remember(VECTORS_TRUST_FILE, _key(session_folder), location_key)

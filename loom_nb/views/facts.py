@@ -92,6 +92,8 @@ class SessionFacts:
     largest: list[Related]
     """The largest content nodes (weight: tokens)."""
     concepts_total: int
+    vectors: str = ""
+    """Where the vectors are kept when not in the folder's numpy files (a Qdrant collection)."""
 
 
 def content_facts(loom, node_id: str) -> ContentFacts:
@@ -162,5 +164,5 @@ def session_facts(loom, top: int = 8) -> SessionFacts:
         where=str(loom.folder) if loom.folder else "in memory", counts=g.counts(), embedder=loom.embedder.model_id,
         threshold=g.concept_threshold, turn=g.turn, types=dict(sorted(Counter(n.type for n in nodes).items())),
         concepts=concepts, largest=[Related(n.id, n.title, float(n.tokens), n.type) for n in largest],
-        concepts_total=len(sizes),
+        concepts_total=len(sizes), vectors=loom.vectors.describe() if getattr(loom, "vectors", None) and loom.vectors.is_qdrant else "",
     )

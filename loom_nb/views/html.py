@@ -90,7 +90,8 @@ def loom_html(loom) -> str:
     f = session_facts(loom)
     c = f.counts
     head = (f"<b>Loom session</b> <code>{escape(f.where)}</code><br>{c['concepts']:,} concepts · {c['content']:,} content nodes · "
-            f"{c['edges']:,} edges · embedder <code>{escape(f.embedder)}</code> · threshold {f.threshold} · turn {f.turn}")
+            f"{c['edges']:,} edges · embedder <code>{escape(f.embedder)}</code> · threshold {f.threshold} · turn {f.turn}"
+            + (f"<br>vectors: {escape(f.vectors)}" if f.vectors else ""))
     types = " · ".join(f"{escape(t)} {n:,}" for t, n in f.types.items())
     concepts = _table(["concept", "name", "content", "description"],
                       [[escape(k.id), escape(k.label), str(int(k.weight)), escape(clip(k.detail, 80))] for k in f.concepts])

@@ -71,6 +71,8 @@ def loom_text(loom) -> str:
         f"  {c['concepts']} concepts, {c['content']} content nodes, {c['edges']} edges; embedder {f.embedder}; "
         f"threshold {f.threshold}; turn {f.turn}",
     ]
+    if f.vectors:
+        lines.append(f"  vectors: {f.vectors}")
     if f.types:
         lines.append("  content by type: " + ", ".join(f"{t} {n}" for t, n in f.types.items()))
     if f.concepts:

@@ -1,0 +1,47 @@
+"""Files that are replaced whole or not at all: a temporary file in the same folder,
+fsynced, then swapped in with ``os.replace``. The session folder, the vector files and the
+chat and report writers all save this way."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+
+@contextmanager
+def atomic_file(path: Path):
+    """A binary file that replaces ``path`` only when the ``with`` block succeeds.
+
+    Readers see the old file or the new one, never half of one: the data goes to a
+    temporary file in the same folder, is fsynced, and ``os.replace`` swaps it in.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    with atomic_file(path) as f:
+        f.write(data)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def save_npy(path: Path, array: np.ndarray) -> None:
+    """A float32 matrix as a ``.npy`` file, written atomically (raw: a round trip is bit-identical)."""
+    with atomic_file(path) as f:
+        np.save(f, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
