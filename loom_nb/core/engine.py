@@ -501,11 +501,10 @@ class Loom(Displayable):
         added as :meth:`add` would add its text. The text is stored in the session: a
         document is not a workspace file that indexing keeps fresh.
         """
+        from ..index.documents import DOCUMENT_SUFFIXES, document_sections
         from .files import is_binary, read_text
 
         path = Path(path)
-        from ..index.documents import DOCUMENT_SUFFIXES, document_sections
-
         if path.suffix.lower() in DOCUMENT_SUFFIXES:
             sections = document_sections(path)
         else:

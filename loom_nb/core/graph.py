@@ -311,8 +311,9 @@ class LoomGraph:
         self._structure_kind: list[str] = []
         self._summaries: dict[str, str] = {}
         self._paths: list[str | None] = []
-        self._masked: dict[str, int] = {}
         """The workspace file of each content row (None for chat text), for path signals."""
+        self._masked: dict[str, int] = {}
+        """Credentials masked in the last text read of a node (:meth:`masked`)."""
         self.lexical = LexicalIndex()
         self._lazy = None
         self._version = 0
