@@ -138,6 +138,10 @@ def test_a_numpy_session_moves_to_qdrant_at_its_next_save(tmp_path):
     moved.save()
     assert list((tmp_path / "s" / "embeddings").glob("*.npy")) == []
     assert Loom.open(tmp_path / "s").graph == loom.graph
+    back = Loom.open(tmp_path / "s", vectors="numpy")  # and back to files
+    back.save()
+    assert doc_of(tmp_path / "s")["schema_version"] == 2 and "store" not in doc_of(tmp_path / "s")["vectors"]
+    assert Loom.open(tmp_path / "s").graph == loom.graph
 
 
 # -- saves send the difference --------------------------------------------------------------------
