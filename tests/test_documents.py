@@ -140,3 +140,15 @@ def test_a_text_file_is_added_as_its_text(tmp_path):
     added = loom.add_file(path)
     assert [n.title for n in added.nodes] == ["notes.md"] and "Fridays" in loom.graph.text(added.ids[0])
 
+
+
+def test_a_huge_text_file_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    import loom_nb.core.engine as engine
+
+    monkeypatch.setattr(engine, "MAX_ADD_CHARS", 100)
+    path = tmp_path / "huge.log"
+    path.write_text("x" * 1000)
+    loom = Loom(embedder=HashingEmbedder())
+    with pytest.raises(LoomError, match="more than one add takes"):
+        loom.add_file(path)
+    assert loom.graph.counts()["content"] == 0

@@ -509,6 +509,9 @@ class Loom(Displayable):
             sections = document_sections(path)
         else:
             try:
+                if path.stat().st_size > 4 * MAX_ADD_CHARS:  # refused before it is read into memory
+                    raise LoomError(f"{path.name} is {path.stat().st_size:,} bytes, more than one add takes: "
+                                    "index() its folder instead, which cuts it into units")
                 with open(path, "rb") as fh:
                     head = fh.read(8192)
             except OSError as exc:
