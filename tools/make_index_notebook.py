@@ -267,5 +267,55 @@ cells = [
         "exported = json.dumps(nx.node_link_data(code.graph.to_networkx(), edges='links'))\n"
         "print(len(json.loads(exported)['nodes']), 'nodes exported as JSON')"
     ),
+    new_markdown_cell(
+        "## Vectors in Qdrant\n\n"
+        "A session keeps its vectors in `embeddings/*.npy` by default. For a team, they can live in a Qdrant\n"
+        "collection instead (`pip install 'loom-nb[qdrant]'`): `vectors='http://HOST:6333/COLLECTION'` for a\n"
+        "server, or, as here, qdrant-client's embedded local mode, a folder and no server. Opening a numpy\n"
+        "session with `vectors=` moves its vectors at the next save; graph.json stays in the session folder\n"
+        "as the source of truth for nodes and edges. Ranking still scores every node from the same numbers,\n"
+        "so the answers do not change."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "code.save()\n"
+        "questions = [*sample_spec('loom-nb-code')['queries'], 'How is a session saved without losing data?']\n"
+        "before = [code.query(q, budget=3000).loaded for q in questions]\n\n"
+        "team = Loom.open(code.folder, vectors='qdrant+local:vectors/loom-demo')  # a folder inside the session\n"
+        "team.save()  # the vectors move into the collection\n"
+        "team = Loom.open(code.folder)  # graph.json now names the collection: read back from Qdrant\n"
+        "print(team.vectors.spelling, '| .npy files left:', list((code.folder / 'embeddings').glob('*.npy')))\n"
+        "after = [team.query(q, budget=3000).loaded for q in questions]\n"
+        "print(sum(a == b for a, b in zip(before, after)), 'of', len(questions), 'questions load the same nodes as with numpy')\n"
+        "assert after == before"
+    ),
+    new_markdown_cell(
+        "Each vector is one point, keyed by its node and a digest of the vector, so a save after re-indexing\n"
+        "one file sends only that file's units. The client is qdrant-client's own:"
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "from loom_nb.core.qdrant_store import connect\n\n"
+        "with connect(team.vectors, team.folder) as client:\n"
+        "    print(client.count('loom-demo').count, 'points in the collection loom-demo')\n"
+        "    (point,), _ = client.scroll('loom-demo', limit=1, with_payload=True, with_vectors=True)\n"
+        "    print(point.payload, len(point.vector), 'dimensions')"
+    ),
+    new_markdown_cell(
+        "A collection is checked, never mixed: opening it with another embedder is refused, as a numpy\n"
+        "session's graph.json is, and a server that does not answer is reported at once."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "from loom_nb import EmbeddingMismatchError, HashingEmbedder, LoomError\n\n"
+        "try:\n"
+        "    Loom.open(team.folder, embedder=HashingEmbedder())\n"
+        "except EmbeddingMismatchError as error:\n"
+        "    print('EmbeddingMismatchError:', error)\n"
+        "try:\n"
+        "    Loom(tempfile.mkdtemp(), vectors='http://127.0.0.1:9/loom-myrepo')  # nothing listens on port 9\n"
+        "except LoomError as error:\n"
+        "    print('LoomError:', error)"
+    ),
 ]
 write(cells, "notebooks/02_index_a_codebase.ipynb")

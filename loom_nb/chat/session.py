@@ -82,58 +82,46 @@ DEFAULT_SYSTEM_PROMPT = (
     "plainly when the evidence is not enough."
 )
 
-LOAD_CONTEXT_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "load_context",
-        "description": (
-            "Load one context node listed under 'Available on request' by its id, when the "
-            "evidence given is not enough to answer."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {"node_id": {"type": "string", "description": "the node id, e.g. n12"}},
-            "required": ["node_id"],
+def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """An Ollama (OpenAI-style) function tool definition."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": required},
         },
-    },
-}
+    }
 
-SEARCH_CONTEXT_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "search_context",
-        "description": (
-            "Search the session for evidence on a new, focused question when the context given does not "
-            "cover it; returns a short context pack (items with why they match, and open questions)."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "what to look for, in a few words"}},
-            "required": ["query"],
-        },
-    },
-}
 
-RECORD_DECISION_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "record_decision",
-        "description": (
-            "Record a goal, decision, option, action, outcome, observation or point to revisit in the "
-            "session's decision graph, so later turns remember it (the user sees who recorded it)."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "type": {"type": "string", "enum": list(NODE_TYPES)},
-                "text": {"type": "string", "description": "one line: what was decided or found"},
-                "links": {"type": "array", "description": "earlier decision ids this one follows from, e.g. [\"d2\"]",
-                          "items": {"type": "string"}},
-            },
-            "required": ["type", "text"],
-        },
+LOAD_CONTEXT_TOOL = _tool(
+    "load_context",
+    "Load one context node listed under 'Available on request' by its id, when the evidence given is not enough "
+    "to answer.",
+    {"node_id": {"type": "string", "description": "the node id, e.g. n12"}},
+    ["node_id"],
+)
+
+SEARCH_CONTEXT_TOOL = _tool(
+    "search_context",
+    "Search the session for evidence on a new, focused question when the context given does not cover it; "
+    "returns a short context pack (items with why they match, and open questions).",
+    {"query": {"type": "string", "description": "what to look for, in a few words"}},
+    ["query"],
+)
+
+RECORD_DECISION_TOOL = _tool(
+    "record_decision",
+    "Record a goal, decision, option, action, outcome, observation or point to revisit in the session's decision "
+    "graph, so later turns remember it (the user sees who recorded it).",
+    {
+        "type": {"type": "string", "enum": list(NODE_TYPES)},
+        "text": {"type": "string", "description": "one line: what was decided or found"},
+        "links": {"type": "array", "description": 'earlier decision ids this one follows from, e.g. ["d2"]',
+                  "items": {"type": "string"}},
     },
-}
+    ["type", "text"],
+)
 
 EXPLORE_FROM_WINDOW = 4096
 """Windows below this offer ``load_context`` alone: the two other tools' definitions cost
