@@ -197,6 +197,71 @@ cells = [
         "    server.stop()"
     ),
     new_markdown_cell(
+        "## Project rules, and tools the model explores with\n\n"
+        "A workspace may keep standing instructions at its root, in `.loom.toml` (a `[rules]` table) or\n"
+        "`LOOM.md`: every turn carries them in the system message, in a zone of their own (at most 5 % of\n"
+        "the window), and reads the file again when it changes.\n\n"
+        "In a window of 4,096 tokens or more, a model with tool calling is offered two more tools beside\n"
+        "`load_context`: `search_context(query)` runs the engine on a question of its own and gets a small\n"
+        "context pack back (within the same limits: at most 2 callbacks a turn, half the output reservation),\n"
+        "and `record_decision(type, text, links)` writes to the decision graph, stamped with the model and\n"
+        "the turn. Here a second stand-in plays a model at `num_ctx` 8,192 on the code sample; its three\n"
+        "answers are the list in the cell (with a live server, the real model decides what to call)."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "code = open_sample('loom-nb-code')\n"
+        "rules_file = code.graph.workspace / '.loom.toml'\n"
+        "rules_file.write_text('[rules]\\n'\n"
+        "                      'instructions = [\"Cite the file and lines of every claim.\", \"Prefer the smallest change that works.\"]\\n'\n"
+        "                      'never_touch = [\"sample_sessions/\"]\\n'\n"
+        "                      'commands = { test = \"make test\", lint = \"ruff check loom_nb\" }\\n')\n"
+        "explorer = None if live else OllamaStandIn(models=[MODEL], show=default_show(context_length=131072, num_ctx=8192), answers=[\n"
+        "    {'tool_calls': [{'name': 'search_context', 'arguments': {'query': 'atomic write temporary file replace'}}]},\n"
+        "    {'tool_calls': [{'name': 'record_decision', 'arguments': {\n"
+        "        'type': 'observation', 'text': 'Session files are written to a temporary file and moved into place with os.replace'}}]},\n"
+        "    'save_graph writes each new content text to a temporary file and moves it into place with os.replace, '\n"
+        "    'then syncs once before graph.json names them (store.py:168-192) [n218]. graph.json itself goes through '\n"
+        "    'atomic_file, which writes a temporary file in the same folder and replaces the old one in one step, '\n"
+        "    'so a reader sees the old file or the new one, never half of either (store.py:40-57) [n205].',\n"
+        "]).start()\n"
+        "coder = Session(code, model=MODEL, host=None if live else explorer.host)\n"
+        "print(coder.project_rules().text)"
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "turn = coder.send('How does saving a session avoid a half-written graph.json?', echo=True)\n"
+        "print()\n"
+        "print(turn)  # the zones now include 'project rules'; the two tool calls are the callbacks"
+    ),
+    new_markdown_cell(
+        "What `search_context` handed the model: the pack's items with why each matched and a snippet,\n"
+        "evidence to read and not instructions to follow. The decision it recorded says who recorded it."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "if explorer is not None:  # the stand-in keeps every request it answered\n"
+        "    served = next(m['content'] for m in explorer.chat_requests[1]['messages'] if m['role'] == 'tool')\n"
+        "    print('\\n'.join(served.splitlines()[:9]), '\\n…\\n')\n"
+        "print(coder.decisions.render(300))"
+    ),
+    new_markdown_cell(
+        "`decisions.reject(id)` marks a decision the user disagrees with: it stays in the graph, marked, and\n"
+        "is never injected again. A rules file that does not parse names its line, and the chat goes on\n"
+        "without rules."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "coder.decisions.reject('d1')\n"
+        "print('injected now:', repr(coder.decisions.render(300)))\n"
+        "rules_file.write_text('[rules]\\ninstructions = [Cite the file]\\n')  # unquoted text: not TOML\n"
+        "rules = coder.project_rules()  # logs the warning below, once per new error\n"
+        "print('rules in the next turn:', repr(rules.text))\n"
+        "coder.close()\n"
+        "if explorer is not None:\n"
+        "    explorer.stop()"
+    ),
+    new_markdown_cell(
         "## From a terminal\n\n"
         "```bash\n"
         "loom-nb chat my-session --model llama3.2        # /manifest, /accounting, /decide, /link, /decisions, /quit\n"

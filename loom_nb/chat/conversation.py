@@ -202,7 +202,7 @@ class Conversation:
             return "search_context does not fit: the callback allowance of this turn is spent.", "refused: allowance spent", 0
         result = self.loom.query(query, budget=room, record=False, exclude=list(exclude),
                                  exclude_reason="already in this turn's context")
-        pack = escape_evidence(result.pack(max_items=3, lines_around=2, max_snippet_chars=400).prompt_text())
+        pack = result.pack(max_items=3, lines_around=2, max_snippet_chars=400).prompt_text()  # escaped evidence
         if count_tokens(pack) > room:
             pack = truncate_to_tokens(pack, room) + "\n… (cut to fit)"
         body = f"{head}{pack}{tail}"
