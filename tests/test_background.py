@@ -171,3 +171,28 @@ def test_opening_a_session_loads_the_model_before_the_first_query(tmp_path):
     embedder = Preparing()
     Loom.open(tmp_path / "s", embedder=embedder)
     assert embedder.prepared.wait(10)  # on the warm-up thread, without a query
+
+
+def test_the_model_loads_while_the_graph_is_parsed(tmp_path, monkeypatch):
+    """The warm-up starts before graph.json's columns are parsed, so the two overlap."""
+    import loom_nb.core.engine as engine
+
+    class Preparing(HashingEmbedder):
+        def __init__(self):
+            super().__init__(64)
+            self.started = threading.Event()
+
+        def prepare(self):
+            self.started.set()
+
+    first = Loom(tmp_path / "s", embedder=HashingEmbedder(64))
+    first.add("A note so the session has content.")
+    first.save()
+    embedder, real_load = Preparing(), engine.load_graph
+
+    def load_graph(*args, **kwargs):
+        assert embedder.started.wait(10), "the model was not loading yet when the graph was parsed"
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "load_graph", load_graph)
+    assert len(Loom.open(tmp_path / "s", embedder=embedder).graph) > 0

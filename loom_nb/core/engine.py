@@ -356,6 +356,10 @@ class Loom(Displayable):
         from ..embed import embedder_for, embedder_named
 
         inner = embedder_named(embedder) if embedder is not None else embedder_for(doc["embedding"].get("model"))
+        if (doc.get("content") or {}).get("id"):
+            # the model's set-up releases the GIL: it loads while the graph's columns are
+            # parsed below, so a query asked at once waits less (issue 16)
+            warm_up(inner)
         stored, wanted = _vector_locations(folder, doc, vectors)
         graph, doc = load_graph(folder, expect_model=inner.model_id, doc=doc)
         _settle_vectors(folder, stored, wanted, inner.model_id)
@@ -383,14 +387,12 @@ class Loom(Displayable):
         return loom
 
     def _get_ready(self) -> None:
-        """After an open: go on embedding what a save left pending, else warm up for the
-        first query."""
+        """After an open: go on embedding what a save left pending (the warm-up for the
+        first query started before the graph was parsed)."""
         if self.graph.pending_vectors:
             from ..index.background import resume_fill  # the facade reaches a layer up, as index() does
 
             self._fill = resume_fill(self)
-        elif len(self.graph.content_vectors):
-            warm_up(self.embedder)
 
     @property
     def last_scores(self) -> dict[str, Any]:
