@@ -676,3 +676,56 @@ def test_a_data_file_with_nothing_to_split_by_is_windowed_without_error():
     assert {s.kind for s in outline("flat.yaml", many, "yaml").symbols} == {"window"}
     fewer = "".join(f"k{i}: {i}\n" for i in range(datafiles.MAX_ENTRIES))
     assert {s.kind for s in outline("flat.yaml", fewer, "yaml").symbols} == {"key"}
+
+
+# --------------------------------------------------------------------------------------------
+# imports become edges between files
+
+
+IMPORTING = {  # importer: (its text, the file its import names)
+    "src/io/buf.c": ('#include <stdio.h>\n#include "buf.h"\n\nint buf_len(struct buf *b) { return b->len; }\n', "src/io/buf.h"),
+    "src/app.cpp": ('#include "io/buf.h"\n\nint main() { return buf_len(0); }\n', "src/io/buf.h"),
+    "lib/acme/client.rb": ('require "json"\nrequire_relative "store"\n\nclass Client\n  def get; Store.new; end\nend\n',
+                           "lib/acme/store.rb"),
+    "scripts/deploy.sh": ('#!/bin/bash\nsource "$(dirname "$0")/lib.sh"\n\ndeploy() {\n  log "deploying"\n}\n',
+                          "scripts/lib.sh"),
+    "lua/acme/main.lua": ('local util = require("acme.util")\n\nfunction start()\n  return util.go()\nend\n',
+                          "lua/acme/util.lua"),
+    "src/main/kotlin/com/acme/App.kt": ("package com.acme\n\nimport com.acme.data.Repo\n\nfun main() {\n    Repo()\n}\n",
+                                        "src/main/kotlin/com/acme/data/Repo.kt"),
+    "src/main/scala/com/acme/App.scala": ("package com.acme\n\nimport com.acme.data.{Store, Other}\n\nobject App {\n  def run(): Unit = Store()\n}\n",
+                                          "src/main/scala/com/acme/data/Store.scala"),
+}
+IMPORTED = {
+    "src/io/buf.h": "struct buf { int len; };\nint buf_len(struct buf *b);\n",
+    "lib/acme/store.rb": "class Store\n  def initialize; end\nend\n",
+    "scripts/lib.sh": 'log() {\n  echo "$1"\n}\n',
+    "lua/acme/util.lua": "local M = {}\nfunction M.go()\n  return 1\nend\nreturn M\n",
+    "src/main/kotlin/com/acme/data/Repo.kt": "package com.acme.data\n\nclass Repo {\n    fun all() = listOf(1)\n}\n",
+    "src/main/scala/com/acme/data/Store.scala": "package com.acme.data\n\ncase class Store()\n",
+}
+
+
+def test_imports_in_the_new_languages_become_edges_to_the_files_they_name(tmp_path):
+    from loom_nb import HashingEmbedder, Loom
+
+    for name, text in {**{k: v[0] for k, v in IMPORTING.items()}, **IMPORTED}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(tmp_path, progress=False, wait=True)
+    file_of = {n.id: n.reference.file for n in loom.graph.content_nodes()}
+    imported = {}
+    for node in loom.graph.content_nodes():
+        for neighbour, kind in loom.graph.structure_of(node.id):
+            if kind == "imports" and file_of[neighbour] != node.reference.file:
+                imported.setdefault(node.reference.file, set()).add(file_of[neighbour])
+    for importer, (_, target) in IMPORTING.items():
+        assert target in imported.get(importer, set()), f"{importer} should import {target}; edges: {imported.get(importer)}"
+
+
+@pytest.mark.parametrize("language, spec", [("csharp", "Acme.Data"), ("swift", "Foundation"), ("sql", "orders")])
+def test_namespace_imports_draw_no_file_edges(language, spec):
+    from loom_nb.index.structure import resolve_import
+
+    assert resolve_import("src/App.x", spec, language, {"Acme/Data.cs", "Foundation.swift", "orders.sql"}) is None

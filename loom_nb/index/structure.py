@@ -4,12 +4,41 @@ edges between units that ranking's density and file signals read."""
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 
 __all__ = ["ImportResolver", "MAX_SHARED_DEFINITIONS", "link_structure", "resolve_import"]
 
 MAX_SHARED_DEFINITIONS = 3
 """A name defined in more places than this (``get``, ``run``) draws no reference edges."""
+
+FILE_INCLUDES: dict[str, tuple[str, ...]] = {
+    "c": ("",), "cpp": ("",), "ruby": (".rb", ""), "shell": ("", ".sh"), "bash": ("", ".sh"),
+}
+"""Languages whose imports name a file (``#include "io/buf.h"``, ``require_relative "util"``,
+``source ./lib.sh``), with the extensions to try: next to the importing file first, then from
+the workspace root, then as the unique path that ends so."""
+
+DOTTED_MODULES: dict[str, tuple[str, ...]] = {
+    "rust": (".rs", "/mod.rs"), "java": (".java",), "php": (".php",), "kotlin": (".kt",),
+    "scala": (".scala",), "lua": (".lua", "/init.lua"),
+}
+"""Languages whose imports name a module path (``a.b.C``, ``a::b``, ``a\\B``): the path's
+file with these endings, or the unique path that ends so. C#'s ``using``, Swift's ``import``
+and SQL name namespaces or modules, not files, and draw no import edges."""
+
+
+_SHELL_PREFIX = re.compile(r"""^(?:["']?(?:\$\{[^}]*\}|\$\((?:[^()]|\([^()]*\))*\)|\$\w+)["']?/?)+""")
+
+
+def _file_include(folder: str, spec: str, exts: tuple[str, ...]) -> list[str]:
+    """Where a file-naming import may point: beside the importer, then from the root. A
+    shell variable before the path (``"$DIR/lib.sh"``, ``${0%/*}/x``) is dropped."""
+    spec = _SHELL_PREFIX.sub("", spec.strip().strip("'\"")).strip("'\"").removeprefix("./")
+    if not spec or spec.startswith("/"):
+        return []
+    return [posixpath.join(folder, spec + ext) for ext in exts] + [spec + ext for ext in exts]
+
 
 class ImportResolver:
     """Finds the indexed file an import names, with lookups built once per set of paths.
@@ -64,14 +93,19 @@ class ImportResolver:
             exts = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
             candidates = [stem] + [stem + e for e in exts] + [f"{stem}/index{e}" for e in exts]
             suffix_ok = False
+        elif language in FILE_INCLUDES:
+            candidates, suffix_ok = _file_include(folder, spec, FILE_INCLUDES[language]), True
         else:
             cleaned = spec.replace("\\", "/").replace("::", "/").replace(".", "/").strip("/")
             for prefix in ("crate/", "self/", "super/"):
                 cleaned = cleaned.removeprefix(prefix)
-            ext = {"rust": ".rs", "java": ".java", "php": ".php"}.get(language)
-            if ext is None:
+            if "/{" in cleaned:  # Scala's a.b.{C, D => E}: the first name
+                base, names = cleaned.split("/{", 1)
+                cleaned = f"{base}/{names.strip('}').split(',')[0].split('=>')[0].strip()}"
+            exts = DOTTED_MODULES.get(language)
+            if exts is None:
                 return None
-            candidates = [cleaned + ext, cleaned + "/mod.rs"]
+            candidates = [cleaned + ext for ext in exts]
             suffix_ok = True
         for candidate in candidates:
             candidate = posixpath.normpath(candidate)
