@@ -82,34 +82,20 @@ DEFAULT_SYSTEM_PROMPT = (
     "plainly when the evidence is not enough."
 )
 
-def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    """An Ollama (OpenAI-style) function tool definition."""
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required},
-        },
-    }
+def _tool(name: str, description: str, properties: dict[str, Any] | None = None, required: list[str] | None = None,
+          **strings: str) -> dict[str, Any]:
+    """An Ollama (OpenAI-style) function tool definition; each keyword is a required string
+    parameter and its description."""
+    properties = {**(properties or {}), **{key: {"type": "string", "description": text} for key, text in strings.items()}}
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": {
+        "type": "object", "properties": properties, "required": required or list(strings)}}}
 
 
-LOAD_CONTEXT_TOOL = _tool(
-    "load_context",
-    "Load one context node listed under 'Available on request' by its id, when the evidence given is not enough "
-    "to answer.",
-    {"node_id": {"type": "string", "description": "the node id, e.g. n12"}},
-    ["node_id"],
-)
-
-SEARCH_CONTEXT_TOOL = _tool(
-    "search_context",
-    "Search the session for evidence on a new, focused question when the context given does not cover it; "
-    "returns a short context pack (items with why they match, and open questions).",
-    {"query": {"type": "string", "description": "what to look for, in a few words"}},
-    ["query"],
-)
-
+LOAD_CONTEXT_TOOL = _tool("load_context", "Load one context node listed under 'Available on request' by its id, when "
+                          "the evidence given is not enough to answer.", node_id="the node id, e.g. n12")
+SEARCH_CONTEXT_TOOL = _tool("search_context", "Search the session for evidence on a new, focused question when the "
+                            "context given does not cover it; returns a short context pack (items with why they match, "
+                            "and open questions).", query="what to look for, in a few words")
 RECORD_DECISION_TOOL = _tool(
     "record_decision",
     "Record a goal, decision, option, action, outcome, observation or point to revisit in the session's decision "

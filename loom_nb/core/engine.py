@@ -316,9 +316,7 @@ class Loom(Displayable):
         cls,
         folder: str | Path,
         *,
-        embedder: Embedder | None = None,
-        config: LoomConfig | None = None,
-        namer: Namer | None = None,
+        embedder: Embedder | None = None, config: LoomConfig | None = None, namer: Namer | None = None,  # as Loom()
         create: bool = True,
         workspace: str | Path | None = None,
         vectors: str | VectorLocation | None = None,
