@@ -35,3 +35,17 @@ def test_the_samples_weigh_what_the_readme_says():
     said = float(claim(r"three sessions made with MiniLM, ([\d.]+) MB in all"))
     size = sum(p.stat().st_size for p in (ROOT / "sample_sessions").rglob("*") if p.is_file()) / 1e6
     assert round(size, 1) == said
+
+
+def test_the_layout_names_every_module():
+    """Issue 14: the README's layout matches the folders. Each module of a subpackage is named
+    in the layout block (``rank.py``, or its stem as a word for the packages described in prose)."""
+    text = ROOT.joinpath("README.md").read_text(encoding="utf-8")
+    block = text.split("## Layout", 1)[1].split("```")[1]
+    missing = []
+    for package in sorted(p for p in (ROOT / "loom_nb").iterdir() if (p / "__init__.py").is_file()):
+        assert f"{package.name}/" in block, f"the layout has no {package.name}/"
+        for module in sorted(package.glob("[!_]*.py")):
+            if module.name not in block and not re.search(rf"\b{module.stem}\b", block):
+                missing.append(f"{package.name}/{module.name}")
+    assert missing == [], f"modules the README's layout does not name: {missing}"
