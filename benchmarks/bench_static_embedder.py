@@ -79,9 +79,14 @@ class Timed:
 
 
 def make(name: str, matrix: str | None):
-    from loom_nb.embed import MiniLMEmbedder, StaticEmbedder
+    from loom_nb.embed import MiniLMEmbedder
 
-    return MiniLMEmbedder() if name == "minilm" else StaticEmbedder(matrix)
+    if name == "minilm":
+        return MiniLMEmbedder()
+    sys.path.insert(0, str(ROOT / "tools"))
+    from build_static_embedder import StaticEmbedder  # not in the package: it missed the rule (README)
+
+    return StaticEmbedder(matrix)
 
 
 def export_tree(rev: str, into: Path) -> Path:
@@ -134,7 +139,7 @@ def quality(loom, tree: Path, cache: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--matrix", default=None, help="the static table (default: the packaged one)")
+    parser.add_argument("--matrix", default=None, help="the static table (default: tools/build_static_embedder.py's --out)")
     parser.add_argument("--embedders", default="minilm,static")
     parser.add_argument("--rev", default=None, help="the commit whose loom_nb/ and datasets/ are indexed and graded "
                         "(default: where this branch left main)")

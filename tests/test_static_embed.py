@@ -1,4 +1,5 @@
-"""The static embedder (MiniLM distilled to a token table, issue 16) and its build script's steps."""
+"""The static embedder distilled from MiniLM (issue 16; tools/build_static_embedder.py, not shipped):
+its reader, as the benchmark uses it, and its build steps."""
 
 import importlib.util
 from pathlib import Path
@@ -6,11 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from loom_nb.embed import MINILM_TOKENIZER_SHA256, StaticEmbedder, embedder_for, embedder_named
-from loom_nb.embed.static import STATIC_MATRIX
+from loom_nb.embed import MINILM_TOKENIZER_SHA256
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILT = STATIC_MATRIX if STATIC_MATRIX.is_file() else Path("/tmp/loom-static/minilm_static_256.npz")
 
 
 def _build_module():
@@ -18,6 +17,11 @@ def _build_module():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+build = _build_module()
+StaticEmbedder = build.StaticEmbedder
+BUILT = build.DEFAULT_OUT
 
 
 @pytest.fixture(scope="module")
@@ -72,13 +76,17 @@ def test_a_missing_or_foreign_table_is_a_clear_error(tmp_path, table):
         StaticEmbedder(foreign).embed(["x"])
 
 
-def test_selected_by_name_and_by_model_id():
-    assert embedder_named("static").model_id == "minilm-static-256"
-    assert isinstance(embedder_for("minilm-static-256"), StaticEmbedder)
+def test_it_serves_a_loom(table):
+    from loom_nb import Loom
+
+    loom = Loom(embedder=StaticEmbedder(table[0]))
+    assert loom.embedder.model_id == "minilm-static-16" and loom.embedder.dim == 16  # known before the table loads
+    loom.add("The ranking engine scores content by several signals.")
+    loom.add("Tomato plants go outside after the last frost.")
+    assert loom.query("How does the ranking engine score content?", budget=500).loaded
 
 
 def test_build_steps_are_model2vecs():
-    build = _build_module()
     w = build.sif_weights(1000)
     assert np.all(np.diff(w) > 0) and w[-1] < 1  # frequent (low-rank) tokens weigh least
     x = np.random.default_rng(1).normal(size=(200, 8)) @ np.diag([8, 4, 2, 1, 1, 1, 1, 1])

@@ -14,7 +14,10 @@ What model2vec's ``distill`` does (model2vec 0.10.0, ``distill_from_model``), in
 4. quantised to int8 with one scale for the whole matrix (model2vec's ``quantize_embeddings``).
 
 A text is then the mean of its tokens' rows (tokenised without ``[CLS]``/``[SEP]``), L2-normalised:
-numpy and tokenizers only, no ONNX at query time.
+numpy and tokenizers only, no ONNX at query time. :class:`StaticEmbedder` below reads the table
+(``benchmarks/bench_static_embedder.py`` uses it). It is not in the package: measured against
+MiniLM it missed issue 16's rule for a new default (``benchmarks/README.md``, "A cheaper
+first-pass embedder"), so neither the class nor a 5 MB table ships.
 
 Why not model2vec itself: its ``distill`` imports torch, transformers and skeletoken and loads the
 model through transformers, and its ``StaticModel`` pulls in huggingface-hub and joblib to load a
@@ -31,8 +34,10 @@ import argparse
 import hashlib
 import re
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -41,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 UNUSED = re.compile(r"\[unused\d+\]")
 SIF_COEFFICIENT = 1e-4
+DEFAULT_OUT = Path("/tmp/loom-static/minilm_static_256.npz")
 
 
 def token_vectors(ids: list[int], cls_id: int, sep_id: int, threads: int = 2, batch: int = 512) -> np.ndarray:
@@ -117,10 +123,87 @@ def build(out: Path, dims: int = 256, threads: int = 2) -> dict:
             "matrix_sha256": hashlib.sha256(matrix.tobytes()).hexdigest(), **timings}
 
 
+class StaticEmbedder:
+    """Mean of per-token vectors distilled from all-MiniLM-L6-v2 (numpy and tokenizers only).
+
+    Follows loom-nb's ``Embedder`` protocol (``model_id``, ``dim``, ``embed``, ``prepare``), so a
+    ``Loom`` or the evaluation takes it: ``Loom.open(folder, embedder=StaticEmbedder(path))``.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The ``.npz`` that :func:`build` writes (``DEFAULT_OUT`` by default).
+    max_length : int
+        Tokens per text at most (model2vec's default, 512).
+    """
+
+    def __init__(self, path: str | Path | None = None, max_length: int = 512):
+        self.path = Path(path) if path is not None else DEFAULT_OUT
+        self.max_length = max_length
+        self.dim = 256
+        if self.path.is_file():  # the width is known before the table is loaded (a Loom asks first)
+            with np.load(self.path) as data:
+                self.dim = int(data["dims"]) if "dims" in data.files else data["matrix"].shape[1]
+        self.model_id = f"minilm-static-{self.dim}"
+        self._matrix: np.ndarray | None = None
+        self._tokenizer = None
+        self._loading = threading.Lock()
+
+    def prepare(self) -> None:
+        """Load the table and the tokenizer now (``embed`` does on first use)."""
+        with self._loading:
+            if self._matrix is None:
+                self._load_now()
+
+    def _load_now(self) -> None:
+        import tokenizers
+
+        from loom_nb.core.errors import LoomError
+        from loom_nb.embed import MINILM_TOKENIZER_SHA256, _DATA, _sha256_file
+
+        if not self.path.is_file():
+            raise LoomError(f"{self.path}: no static embedder table; build it with tools/build_static_embedder.py --out {self.path}")
+        with np.load(self.path) as data:
+            if str(data["tokenizer_sha256"]) != MINILM_TOKENIZER_SHA256:
+                raise LoomError(f"{self.path}: built for another tokenizer; rebuild it with tools/build_static_embedder.py")
+            matrix = data["matrix"].astype(np.float32)
+        tokenizer_path = _DATA / "minilm_tokenizer.json"
+        if _sha256_file(tokenizer_path) != MINILM_TOKENIZER_SHA256:
+            raise LoomError(f"{tokenizer_path}: not the expected MiniLM tokenizer (sha256 mismatch)")
+        tok = tokenizers.Tokenizer.from_file(str(tokenizer_path))
+        tok.enable_truncation(self.max_length)
+        tok.no_padding()  # the shipped config pads every text to 128
+        matrix[tok.token_to_id("[UNK]")] = 0  # an unknown token says nothing (model2vec drops it too)
+        self.dim = matrix.shape[1]
+        self.model_id = f"minilm-static-{self.dim}"
+        self._tokenizer = tok
+        self._matrix = matrix
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        from loom_nb.core.embedding import normalise
+
+        texts = list(texts)
+        if self._matrix is None:
+            self.prepare()
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch([t or "" for t in texts], add_special_tokens=False)
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        filled = lengths > 0
+        if filled.any():
+            ids = np.concatenate([e.ids for e in encodings if e.ids]).astype(np.int64)
+            starts = np.concatenate(([0], np.cumsum(lengths[filled])[:-1]))
+            out[filled] = np.add.reduceat(self._matrix[ids], starts, axis=0)
+        return normalise(out)  # the mean's direction: dividing by the length changes nothing
+
+    def __repr__(self) -> str:
+        return f"StaticEmbedder({str(self.path)!r})"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default="/tmp/loom-static/minilm_static_256.npz",
-                        help="where to write the matrix (loom_nb/_data/minilm_static_256.npz to ship it)")
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help="where to write the table")
     parser.add_argument("--dims", type=int, default=256)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)

@@ -29,9 +29,6 @@ from ..core.errors import LoomError
 # too, where they were first defined
 from ..ollama import explain_ollama_error, ollama_client  # noqa: F401
 from ..ollama.embedder import OllamaEmbedder  # noqa: F401 - the embedder a server runs
-from .static import StaticEmbedder  # noqa: F401 - MiniLM distilled to a token table (issue 16)
-
-STATIC_MODEL_ID = "minilm-static-256"
 
 log = logging.getLogger(__name__)
 
@@ -186,9 +183,8 @@ def default_embedder() -> Embedder:
 
 
 def embedder_named(embedder: "Embedder | str") -> Embedder:
-    """An embedder given as an object, or by name: ``"minilm"``, ``"static"`` (MiniLM distilled
-    to a token table), ``"hashing"`` (256 dimensions), ``"hashing-N"`` or ``"ollama:MODEL"``
-    (what the CLI's ``--embedder`` takes).
+    """An embedder given as an object, or by name: ``"minilm"``, ``"hashing"`` (256
+    dimensions), ``"hashing-N"`` or ``"ollama:MODEL"`` (what the CLI's ``--embedder`` takes).
 
     >>> embedder_named("hashing").model_id
     'hashing-256'
@@ -201,11 +197,9 @@ def embedder_named(embedder: "Embedder | str") -> Embedder:
         return MiniLMEmbedder()
     if embedder == "hashing":
         return HashingEmbedder()
-    if embedder == "static":
-        return StaticEmbedder()
-    if embedder.startswith(("hashing-", "ollama:")) or embedder in (MiniLMEmbedder.model_id, STATIC_MODEL_ID):
+    if embedder.startswith(("hashing-", "ollama:")) or embedder == MiniLMEmbedder.model_id:
         return embedder_for(embedder)
-    raise LoomError(f"unknown embedder {embedder!r}: use minilm, static, hashing or ollama:MODEL")
+    raise LoomError(f"unknown embedder {embedder!r}: use minilm, hashing or ollama:MODEL")
 
 
 def embedder_for(model_id: str | None) -> Embedder:
@@ -220,7 +214,5 @@ def embedder_for(model_id: str | None) -> Embedder:
         return HashingEmbedder(int(model_id[8:]))
     if model_id.startswith("ollama:"):
         return OllamaEmbedder(model_id.split(":", 1)[1])
-    if model_id == STATIC_MODEL_ID:
-        return StaticEmbedder()
     raise LoomError(f"no built-in embedder makes {model_id!r} vectors: pass embedder= to Loom.open")
 
