@@ -226,8 +226,8 @@ def warm_up(embedder) -> threading.Thread:
     the query that needs it."""
     def run():
         try:
+            embedder.prepare()  # first: most of it runs outside the GIL, beside the graph's parsing
             classify("Warm up: what does the first query need?")  # tokens and readability
-            embedder.prepare()
         except Exception as exc:  # reported where it matters: in the query
             log.debug("warm-up: %s", exc)
 
