@@ -46,7 +46,7 @@ def click_node(page, node_id, until: str | None = None):
         if until is None:
             return
         try:
-            page.wait_for_function(until, timeout=10_000)
+            page.wait_for_function(until, timeout=10_000, polling=100)  # not per frame: the click handler sets it
             return
         except Exception:
             if attempt == 2:

@@ -165,7 +165,9 @@ def test_text_reads_left_and_numbers_right_in_jupyterlab(notebook):
 def test_the_graph_labels_in_the_notebook_do_not_overlap(notebook):
     page, blocked, _ = notebook
     frame = next(f for f in page.frames if f != page.main_frame and f.evaluate("typeof network !== 'undefined'"))
-    frame.wait_for_function("Object.values(network.body.nodes).every(n => !n.options.label || n.labelModule.size.width > 0)")
+    # labels are measured when drawn: ask for a draw on each poll rather than wait for the page's own frames
+    frame.wait_for_function("network.redraw() || Object.values(network.body.nodes).every(n => !n.options.label || n.labelModule.size.width > 0)",
+                            polling=200)
     boxes = frame.evaluate(LABEL_BOXES_JS)
     assert len(boxes) >= 10
     assert overlapping(boxes) == []
