@@ -38,14 +38,22 @@ def test_the_samples_weigh_what_the_readme_says():
 
 
 def test_the_layout_names_every_module():
-    """Issue 14: the README's layout matches the folders. Each module of a subpackage is named
-    in the layout block (``rank.py``, or its stem as a word for the packages described in prose)."""
+    """Issue 14: the README's layout matches the folders: each module of a subpackage is named,
+    file name and all (``rank.py``), in that subpackage's part of the layout block."""
     text = ROOT.joinpath("README.md").read_text(encoding="utf-8")
     block = text.split("## Layout", 1)[1].split("```")[1]
+    parts: dict[str, str] = {}
+    current = None
+    for line in block.splitlines():
+        top = re.match(r"^  (\S+)", line)  # a top-level entry of loom_nb/: a subpackage or a module
+        if top:
+            current = top.group(1).rstrip("/")
+        if current:
+            parts[current] = parts.get(current, "") + line + "\n"
     missing = []
     for package in sorted(p for p in (ROOT / "loom_nb").iterdir() if (p / "__init__.py").is_file()):
-        assert f"{package.name}/" in block, f"the layout has no {package.name}/"
+        assert package.name in parts, f"the layout has no {package.name}/"
         for module in sorted(package.glob("[!_]*.py")):
-            if module.name not in block and not re.search(rf"\b{module.stem}\b", block):
+            if not re.search(rf"(?<![\w/]){re.escape(module.name)}", parts[package.name]):
                 missing.append(f"{package.name}/{module.name}")
     assert missing == [], f"modules the README's layout does not name: {missing}"
