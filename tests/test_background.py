@@ -10,7 +10,7 @@ import pytest
 from loom_nb import HashingEmbedder, Loom, LoomError
 from loom_nb.index import background
 
-from test_index import FILES, make_workspace
+from test_index import make_workspace
 
 
 class GatedEmbedder(HashingEmbedder):
@@ -156,20 +156,27 @@ def test_a_process_that_exits_while_embedding_ends_cleanly_and_keeps_its_pending
     assert reopened.wait(timeout=300) and reopened.embedded_share == 1.0
 
 
-def test_opening_a_session_loads_the_model_before_the_first_query(tmp_path):
-    class Preparing(HashingEmbedder):
-        def __init__(self):
-            super().__init__(64)
-            self.prepared = threading.Event()
+class Preparing(HashingEmbedder):
+    """A hashing embedder that says when the warm-up asked it to load its model."""
 
-        def prepare(self):
-            self.prepared.set()
+    def __init__(self):
+        super().__init__(64)
+        self.prepared = threading.Event()
 
-    first = Loom(tmp_path / "s", embedder=HashingEmbedder(64))
+    def prepare(self):
+        self.prepared.set()
+
+
+def saved_session(folder):
+    first = Loom(folder, embedder=HashingEmbedder(64))
     first.add("A note so the session has content.")
     first.save()
+    return folder
+
+
+def test_opening_a_session_loads_the_model_before_the_first_query(tmp_path):
     embedder = Preparing()
-    Loom.open(tmp_path / "s", embedder=embedder)
+    Loom.open(saved_session(tmp_path / "s"), embedder=embedder)
     assert embedder.prepared.wait(10)  # on the warm-up thread, without a query
 
 
@@ -177,22 +184,11 @@ def test_the_model_loads_while_the_graph_is_parsed(tmp_path, monkeypatch):
     """The warm-up starts before graph.json's columns are parsed, so the two overlap."""
     import loom_nb.core.engine as engine
 
-    class Preparing(HashingEmbedder):
-        def __init__(self):
-            super().__init__(64)
-            self.started = threading.Event()
-
-        def prepare(self):
-            self.started.set()
-
-    first = Loom(tmp_path / "s", embedder=HashingEmbedder(64))
-    first.add("A note so the session has content.")
-    first.save()
     embedder, real_load = Preparing(), engine.load_graph
 
     def load_graph(*args, **kwargs):
-        assert embedder.started.wait(10), "the model was not loading yet when the graph was parsed"
+        assert embedder.prepared.wait(10), "the model was not loading yet when the graph was parsed"
         return real_load(*args, **kwargs)
 
     monkeypatch.setattr(engine, "load_graph", load_graph)
-    assert len(Loom.open(tmp_path / "s", embedder=embedder).graph) > 0
+    assert len(Loom.open(saved_session(tmp_path / "s"), embedder=embedder).graph) > 0
