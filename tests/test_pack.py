@@ -207,6 +207,41 @@ def test_large_node_without_summary_loads_its_best_chunks():
     assert "(1 of 3 chunks)" in packed.manifest
 
 
+def test_a_second_query_chooses_chunks_without_tokenising_or_analysing_them(monkeypatch):
+    """Issue 16: what a chunk costs and which terms it holds are worked out once per text."""
+    import loom_nb.core.chunks as chunks
+
+    calls = {"count": 0, "terms": 0}
+    count_many, analyse = chunks.count_tokens_many, chunks.terms
+
+    def counting(texts):
+        calls["count"] += 1
+        return count_many(texts)
+
+    def analysing(text):
+        calls["terms"] += 1
+        return analyse(text)
+
+    monkeypatch.setattr(chunks, "count_tokens_many", counting)
+    monkeypatch.setattr(chunks, "terms", analysing)
+    monkeypatch.setattr(chunks, "_CACHE", type(chunks._CACHE)())
+    g = large_graph(summary=False, chunks=True)
+    q, budget = np.array(unit(0)), explicit_budget(manifest_fixed_tokens() + 300, MODES["fused"])
+
+    def ask():
+        ranking = rank(g, q, query="where is the answer?")
+        return pack(g, ranking, budget, mode=MODES["fused"], query_vector=q)
+
+    first = ask()
+    spans = g.node("n1").chunks
+    analysed = calls["terms"]
+    assert calls["count"] == 1 and analysed >= len(spans)  # every chunk counted and analysed
+    second = ask()
+    assert calls["count"] == 1 and calls["terms"] - analysed == 1  # only the query again
+    assert first.decision_of("n1").chunks == second.decision_of("n1").chunks == [spans[1]]
+    assert first.context == second.context
+
+
 def test_large_node_with_no_summary_or_chunks_stays_in_the_manifest():
     g = large_graph(summary=False, chunks=False)
     # the seed's weights rank the large n1 first (the tuned ones prefer the small n2, and n1
@@ -307,7 +342,7 @@ node_strategy = st.tuples(
 def test_budget_is_never_exceeded(nodes, budget, mode, large, use_window):
     config = LoomConfig(concept_threshold=0.9, large_node_tokens=large, chunk_tokens=40)
     g = LoomGraph(config, embedding_model="toy")
-    from loom_nb.core.pack import chunk_spans
+    from loom_nb.core.chunks import chunk_spans
 
     for i, (n, angle, kind, chunked) in enumerate(nodes):
         text = "\n".join(words(10, i * 100 + j) for j in range(max(1, n // 10)))
@@ -330,7 +365,7 @@ def test_budget_is_never_exceeded(nodes, budget, mode, large, use_window):
 
 
 def test_chunks_holding_the_query_terms_win():
-    from loom_nb.core.pack import best_chunks
+    from loom_nb.core.chunks import best_chunks
 
     parts = [words(60, 1), "def rotate_refresh_token(store): " + words(50, 2), words(60, 3)]
     text = "\n".join(parts)

@@ -35,11 +35,11 @@ from .pack import (
     NodeDecision,
     Packed,
     assemble_prompt,
-    chunk_spans,
     explicit_budget,
     fit_window,
     pack,
 )
+from .chunks import chunk_spans
 from .rank import Ranking, rank
 from .folder_lock import session_lock
 from .telemetry import EventLog

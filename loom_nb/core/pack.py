@@ -31,7 +31,7 @@ from .prompt import (  # noqa: F401 - importable from here as before
 )
 from .errors import StaleReferenceError
 from .graph import LoomGraph
-from .analysis import terms
+from .chunks import best_chunks, chunk_facts
 from .rank import Ranking, semantic_floor
 from .tokens import count_tokens
 
@@ -285,35 +285,6 @@ class Packed:
         return self.row(i, rank_no)
 
 
-def best_chunks(
-    spans: list[tuple[int, int]],
-    vectors: np.ndarray,
-    query_vector: np.ndarray | None,
-    text: str,
-    allowance: int,
-    query: str = "",
-) -> tuple[list[tuple[int, int]], int]:
-    """The most relevant chunks that fit ``allowance`` tokens, in document order.
-
-    A chunk's relevance is its cosine to the query plus the share of the query's terms it
-    contains (seed 004's "snippets around matching lines": a chunk holding the identifier
-    asked about wins even when its vector is unremarkable).
-    """
-    sims = vectors @ np.asarray(query_vector, dtype=vectors.dtype) if query_vector is not None else np.zeros(len(spans))
-    wanted = set(terms(query)) if query else set()
-    if wanted:
-        hits = np.array([len(wanted & set(terms(text[s:e]))) / len(wanted) for s, e in spans])
-        sims = sims + hits
-    chosen, used = [], 0
-    for i in np.argsort(-sims, kind="stable"):
-        start, end = spans[int(i)]
-        cost = count_tokens(text[start:end]) + 3  # the "\n…\n" separator between chunks
-        if used + cost <= allowance:
-            chosen.append((start, end))
-            used += cost
-    return sorted(chosen), used
-
-
 def spread_across_files(rows: np.ndarray, ranking: Ranking, spread: float) -> np.ndarray:
     """``rows`` (in score order) re-ordered by ``score * spread ** k``, where k counts the
     better-scored rows of the same file before each one; rows with no file keep k = 0.
@@ -499,7 +470,8 @@ class _Packer:
         text = self.fresh_text(i, node.id)
         if text is None:
             return True  # stale: the decision is recorded
-        spans, used = best_chunks(node.chunks, vectors, self.query_vector, text, allowance, self.ranking.query)
+        facts = chunk_facts(text, node.chunks, key=node.sha256)
+        spans, used = best_chunks(node.chunks, vectors, self.query_vector, text, allowance, self.ranking.query, facts)
         if not spans:
             return False
         label = f"{node.title} ({len(spans)} of {len(node.chunks)} chunks)"
@@ -577,32 +549,3 @@ def _min_frame_tokens() -> int:
     if _MIN_FRAME is None:
         _MIN_FRAME = count_tokens(_render_block("n", "")) + count_tokens(_manifest_line("n", "", 0.0, "input"))
     return _MIN_FRAME
-
-
-def chunk_spans(text: str, chunk_tokens: int) -> list[tuple[int, int]]:
-    """Character spans of consecutive line groups of about ``chunk_tokens`` tokens each.
-
-    Lines are never cut, except a single line longer than a chunk, which is cut into
-    pieces of ``4 * chunk_tokens`` characters.
-
-    >>> chunk_spans("a\\nb\\nc", 1000)
-    [(0, 5)]
-    """
-    spans: list[tuple[int, int]] = []
-    start = pos = size = 0
-    piece = 4 * chunk_tokens
-    for line in text.splitlines(keepends=True):
-        cost = count_tokens(line)
-        if size and size + cost > chunk_tokens:
-            spans.append((start, pos))
-            start, size = pos, 0
-        if cost > chunk_tokens:
-            spans.extend((c, min(c + piece, pos + len(line))) for c in range(pos, pos + len(line), piece))
-            pos += len(line)
-            start, size = pos, 0
-            continue
-        size += cost
-        pos += len(line)
-    if pos > start:
-        spans.append((start, pos))
-    return [(s, e) for s, e in spans if text[s:e].strip()]

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..core.errors import LoomError
 from ..core.graph import Provenance, Reference, chunk_mean, sha256_text
-from ..core.pack import chunk_spans
+from ..core.chunks import chunk_spans
 from ..core.tokens import count_tokens_many, truncate_to_tokens
 from .git import changed_since, dirty_files, head_commit
 from .symbols import outline

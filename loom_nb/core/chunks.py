@@ -1,0 +1,126 @@
+"""Chunks of a large node: where they are cut, and which of them a query loads.
+
+A node over ``large_node_tokens`` with no summary is loaded as its most relevant chunks
+(seed 000 §6). What a chunk costs and which terms it holds depend only on its text, so
+they are worked out once per node and text (:func:`chunk_facts`) and kept for every later
+query: choosing chunks is then a dot product, set intersections and a greedy fill, with no
+tokenising and no regular expressions at query time (issue 16).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from threading import Lock
+
+import numpy as np
+
+from .analysis import terms
+from .tokens import count_tokens, count_tokens_many
+
+SEPARATOR_TOKENS = 3
+"""What the ``"\\n…\\n"`` between two loaded chunks costs."""
+
+
+def chunk_spans(text: str, chunk_tokens: int) -> list[tuple[int, int]]:
+    """Character spans of consecutive line groups of about ``chunk_tokens`` tokens each.
+
+    Lines are never cut, except a single line longer than a chunk, which is cut into
+    pieces of ``4 * chunk_tokens`` characters.
+
+    >>> chunk_spans("a\\nb\\nc", 1000)
+    [(0, 5)]
+    """
+    spans: list[tuple[int, int]] = []
+    start = pos = size = 0
+    piece = 4 * chunk_tokens
+    for line in text.splitlines(keepends=True):
+        cost = count_tokens(line)
+        if size and size + cost > chunk_tokens:
+            spans.append((start, pos))
+            start, size = pos, 0
+        if cost > chunk_tokens:
+            spans.extend((c, min(c + piece, pos + len(line))) for c in range(pos, pos + len(line), piece))
+            pos += len(line)
+            start, size = pos, 0
+            continue
+        size += cost
+        pos += len(line)
+    if pos > start:
+        spans.append((start, pos))
+    return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
+@dataclass(frozen=True)
+class ChunkFacts:
+    """What each chunk of one text costs in context (its tokens plus the separator) and the
+    terms it holds (:func:`~loom_nb.core.analysis.terms`)."""
+
+    costs: np.ndarray
+    terms: tuple[frozenset[str], ...]
+
+
+_CACHE: OrderedDict[tuple, ChunkFacts] = OrderedDict()
+_CACHE_LOCK = Lock()
+CACHE_SIZE = 4096
+"""Nodes whose chunk facts are kept (least recently used dropped first)."""
+
+
+def chunk_facts(text: str, spans: list[tuple[int, int]], key: object = None) -> ChunkFacts:
+    """The :class:`ChunkFacts` of ``text`` cut at ``spans``, computed once per ``key``.
+
+    ``key`` names the text (a node's sha256): the same key and spans give the cached facts
+    back without reading the text. Without a key nothing is cached.
+
+    >>> facts = chunk_facts("alpha beta\\ngamma", [(0, 11), (11, 16)])
+    >>> facts.costs.tolist(), sorted(facts.terms[0])
+    ([6, 4], ['alpha', 'beta'])
+    """
+    cache_key = (key, tuple(map(tuple, spans))) if key is not None else None
+    if cache_key is not None:
+        with _CACHE_LOCK:
+            facts = _CACHE.get(cache_key)
+            if facts is not None:
+                _CACHE.move_to_end(cache_key)
+                return facts
+    pieces = [text[s:e] for s, e in spans]
+    costs = np.asarray(count_tokens_many(pieces), dtype=np.int64) + SEPARATOR_TOKENS
+    facts = ChunkFacts(costs, tuple(frozenset(terms(p)) for p in pieces))
+    if cache_key is not None:
+        with _CACHE_LOCK:
+            _CACHE[cache_key] = facts
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    return facts
+
+
+def best_chunks(
+    spans: list[tuple[int, int]],
+    vectors: np.ndarray,
+    query_vector: np.ndarray | None,
+    text: str,
+    allowance: int,
+    query: str = "",
+    facts: ChunkFacts | None = None,
+) -> tuple[list[tuple[int, int]], int]:
+    """The most relevant chunks that fit ``allowance`` tokens, in document order, and the
+    tokens they cost.
+
+    A chunk's relevance is its cosine to the query plus the share of the query's terms it
+    contains (seed 004's "snippets around matching lines": a chunk holding the identifier
+    asked about wins even when its vector is unremarkable). Chunks are taken best first;
+    one that does not fit is skipped and the next tried. ``facts`` (from
+    :func:`chunk_facts`) saves counting and analysing the chunks again.
+    """
+    facts = facts or chunk_facts(text, spans)
+    sims = vectors @ np.asarray(query_vector, dtype=vectors.dtype) if query_vector is not None else np.zeros(len(spans))
+    wanted = frozenset(terms(query)) if query else frozenset()
+    if wanted:
+        sims = sims + np.array([len(wanted & held) for held in facts.terms]) / len(wanted)
+    chosen, used = [], 0
+    for i in np.argsort(-sims, kind="stable"):
+        cost = int(facts.costs[i])
+        if used + cost <= allowance:
+            chosen.append(spans[int(i)])
+            used += cost
+    return sorted(chosen), used
