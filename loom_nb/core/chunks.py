@@ -1,10 +1,11 @@
 """Chunks of a large node: where they are cut, and which of them a query loads.
 
-A node over ``large_node_tokens`` with no summary is loaded as its most relevant chunks
-(seed 000 §6). What a chunk costs and which terms it holds depend only on its text, so
-they are worked out once per node and text (:func:`chunk_facts`) and kept for every later
-query: choosing chunks is then a dot product, set intersections and a greedy fill, with no
-tokenising and no regular expressions at query time (issue 16).
+A node over ``large_node_tokens`` that would take more than ``max_whole_share`` of the
+budget, and has no summary, is loaded as its most relevant chunks (seed 000 §6.2). What a
+chunk costs and which terms it holds depend only on its text, so they are worked out once
+per node and text (:func:`chunk_facts`) and kept for every later query: choosing chunks is
+then a dot product, set intersections and a greedy fill, with no tokenising and no regular
+expressions once a node's facts are known (issue 16).
 """
 
 from __future__ import annotations
