@@ -255,6 +255,8 @@ def test_a_deleted_or_unreadable_file_is_reported_not_fatal(workspace, monkeypat
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(files, "read_text", refuse)
+    for path in workspace.rglob("*.py"):  # a permission change (ctime) makes the next read go to the file
+        path.chmod(0o600)
     result = loom.query("refresh tokens rotate", budget=2000, mode="fused")
     assert result.loaded == [] and any("cannot be read" in r.reason for r in result.table)
 

@@ -476,7 +476,7 @@ class LoomGraph:
         except LoomError as exc:  # e.g. a file swapped for a symlink that leaves the workspace
             raise StaleReferenceError(f"{node.id}: {exc}") from None
         try:
-            lines = self._reference_text(path, ref).split("\n")
+            lines = self._reference_lines(path, ref)
         except FileNotFoundError:
             raise StaleReferenceError(f"{node.id}: {ref.file} no longer exists; re-index the workspace") from None
         except OSError as exc:  # unreadable now: say so rather than fail the whole query
@@ -490,21 +490,21 @@ class LoomGraph:
         return text
 
     @staticmethod
-    def _reference_text(path, ref: Reference) -> str:
-        """The text a reference's lines count in: the file's, or its notebook cell's."""
+    def _reference_lines(path, ref: Reference) -> list[str]:
+        """The lines a reference's line numbers count in: the file's, or its notebook cell's."""
         from .errors import StaleReferenceError
-        from .files import read_text
+        from .files import read_lines_cached
 
         if is_secret_file(ref.file):  # a credentials file: its name stands for it, its text is never read
-            return secret_file_notice(ref.file)
+            return secret_file_notice(ref.file).split("\n")
         if not ref.cell:
-            return read_text(path)
+            return read_lines_cached(path)
         from .notebooks import read_cell
 
         cell = read_cell(path, ref.cell)
         if cell is None:
             raise StaleReferenceError(f"{ref.file}: the cell {ref.cell} is gone; re-index the workspace")
-        return cell.text
+        return cell.text.split("\n")
 
     # -- writing ------------------------------------------------------------------------
     def _touch(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -374,7 +375,7 @@ class _Packer:
     @staticmethod
     def frame_cost(node_id: str, label: str, source: str, score: float) -> int:
         """Tokens a block costs beyond its body: delimiters, manifest line, separators."""
-        return count_tokens(_render_block(node_id, "")) + count_tokens(_manifest_line(node_id, label, score, source)) + 3
+        return _block_frame_tokens(node_id) + count_tokens(_manifest_line(node_id, label, score, source)) + 3
 
     def cost_whole(self, i: int) -> int:
         node = self.graph.node(self.ids[i])
@@ -385,11 +386,14 @@ class _Packer:
         score = float(self.ranking.scores[i])
         line = _manifest_line(node.id, label, score, node.type)
         masked = self.graph.masked(node.id)
+        # a whole node's text is the one its count was made from (the reference's sha256 was
+        # checked as it was read) unless a secret in it was masked: count only then
+        tokens = node.tokens if decision == "loaded" and not masked else count_tokens(text)
         if masked:  # said on the manifest line when it still fits what the node was given
             said = _manifest_line(node.id, label, score, f"{node.type} | {masked} secret{'s' if masked > 1 else ''} masked")
-            if count_tokens(_render_block(node.id, "")) + count_tokens(text) + count_tokens(said) + 3 <= cost:
+            if _block_frame_tokens(node.id) + tokens + count_tokens(said) + 3 <= cost:
                 line = said
-        self.blocks.append(Block(node.id, label, node.type, score, text, count_tokens(text), line))
+        self.blocks.append(Block(node.id, label, node.type, score, text, tokens, line))
         self.used += cost
         self.visited[i] = Visit(decision, reason, cost, tuple(spans))
         self.covered.add(node.id)
@@ -541,6 +545,12 @@ def pack(
 
 
 _MIN_FRAME: int | None = None
+
+
+@lru_cache(maxsize=65536)
+def _block_frame_tokens(node_id: str) -> int:
+    """Tokens of an evidence block's delimiters around an empty body (they hold only the id)."""
+    return count_tokens(_render_block(node_id, ""))
 
 
 def _min_frame_tokens() -> int:

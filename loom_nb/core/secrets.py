@@ -36,6 +36,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 __all__ = ["SECRET_FILES", "Finding", "find_secrets", "is_secret_file", "mask_secrets", "secret_file_notice"]
@@ -144,18 +145,35 @@ def mask_secrets(text: str) -> tuple[str, list[Finding]]:
     >>> masked, len(masked) == len('token = "ghp_' + 'a1B2' * 9 + '"'), found[0].kind
     ('token = "[github-token]**************************"', True, 'github-token')
     """
+    if len(text) > MASK_CACHE_CHARS:
+        masked, findings = _mask_all(text)
+    else:
+        masked, findings = _mask_cached(text)
+    return masked, list(findings)
+
+
+MASK_CACHE_CHARS = 100_000
+"""Texts up to this long keep their masked form in memory (:func:`_mask_cached`): a query
+masks every text it loads, and the same units come back query after query."""
+
+
+def _mask_all(text: str) -> tuple[str, tuple[Finding, ...]]:
     findings = find_secrets(text)
     if not findings:
-        return text, []
+        return text, ()
     parts, last = [], 0
     for f in findings:
         parts.append(text[last:f.start])
         parts.append(_mask(text[f.start:f.end], f.kind))
         last = f.end
     parts.append(text[last:])
-    return "".join(parts), findings
+    return "".join(parts), tuple(findings)
 
 
+_mask_cached = lru_cache(maxsize=4096)(_mask_all)
+
+
+@lru_cache(maxsize=65536)
 def is_secret_file(path: str) -> bool:
     """A file whose name says it holds credentials (:data:`SECRET_FILES`).
 
