@@ -45,7 +45,7 @@ DEFAULT_SPACE: dict[str, tuple] = {
     "weights.file": (0.0, 0.15, 0.3, 0.6),
     "relevance_floor": (0.2, 0.3, 0.4),
     "lexical_anchor": (0.6, 0.8, 1.0, 1.01),
-    "lexical_relevance": (0.3, 0.5, 0.7),
+    "lexical_relevance": (0.29, 0.5, 0.7),
     "max_whole_share": (0.25, 0.5),
     "large_node_tokens": (600, 1200, 2400),
     "relevance_margin": (None, 0.1, 0.2, 0.3),
