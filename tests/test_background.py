@@ -192,3 +192,22 @@ def test_the_model_loads_while_the_graph_is_parsed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(engine, "load_graph", load_graph)
     assert len(Loom.open(saved_session(tmp_path / "s"), embedder=embedder).graph) > 0
+
+
+def test_an_embedder_with_nothing_to_load_still_warms_the_tokenizer_and_readability(tmp_path, monkeypatch):
+    """The hashing and Ollama embedders have no prepare(): the warm-up used to stop there, so the
+    first query of such a session loaded the BPE table and the hyphenation rules (0.5 s)."""
+    import loom_nb.core.engine as engine
+
+    warmed = threading.Event()
+    real_classify = engine.classify
+
+    def classify(text, *args, **kwargs):
+        if text.startswith("Warm up"):
+            warmed.set()
+        return real_classify(text, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "classify", classify)
+    assert not hasattr(HashingEmbedder(64), "prepare")
+    Loom.open(saved_session(tmp_path / "s"), embedder=HashingEmbedder(64))
+    assert warmed.wait(10)  # on the warm-up thread, without a query

@@ -225,11 +225,15 @@ def warm_up(embedder) -> threading.Thread:
     what the second does (issue 16). Whatever fails here fails again, with its message, in
     the query that needs it."""
     def run():
-        try:
-            embedder.prepare()  # first: most of it runs outside the GIL, beside the graph's parsing
-            classify("Warm up: what does the first query need?")  # tokens and readability
-        except Exception as exc:  # reported where it matters: in the query
-            log.debug("warm-up: %s", exc)
+        # the model first: most of its set-up runs outside the GIL, beside the graph's parsing.
+        # An embedder with nothing to load (hashing, Ollama) has no prepare(); the tokenizer
+        # and the readability rules still are.
+        for step in (getattr(embedder, "prepare", None), lambda: classify("Warm up: what does the first query need?")):
+            try:
+                if step is not None:
+                    step()
+            except Exception as exc:  # reported where it matters: in the query
+                log.debug("warm-up: %s", exc)
 
     thread = threading.Thread(target=run, name="loom-nb warm-up", daemon=True)
     _WARMING.append(thread)
