@@ -211,3 +211,43 @@ def test_an_embedder_with_nothing_to_load_still_warms_the_tokenizer_and_readabil
     assert not hasattr(HashingEmbedder(64), "prepare")
     Loom.open(saved_session(tmp_path / "s"), embedder=HashingEmbedder(64))
     assert warmed.wait(10)  # on the warm-up thread, without a query
+
+
+def test_opening_a_session_builds_what_ranking_reads_before_the_first_query(tmp_path, monkeypatch):
+    import loom_nb.core.engine as engine
+
+    ranked = threading.Event()
+    real_rank = engine.rank
+
+    def rank(graph, vector, **kwargs):
+        result = real_rank(graph, vector, **kwargs)
+        if kwargs.get("query") == engine.WARM_UP_QUERY:
+            assert vector is None and graph._arrays is not None  # no vector needed; the arrays are built
+            ranked.set()
+        return result
+
+    monkeypatch.setattr(engine, "rank", rank)
+    loom = Loom.open(saved_session(tmp_path / "s"), embedder=HashingEmbedder(64))
+    assert ranked.wait(10)
+    assert loom.graph.lock.acquire(timeout=10)  # and released the lock
+    loom.graph.lock.release()
+    assert loom.query("a note", budget=500).loaded
+
+
+def test_a_query_asked_at_once_makes_the_warm_up_ranking_stand_down(tmp_path, monkeypatch):
+    import loom_nb.core.engine as engine
+
+    warm = []
+    real_rank = engine.rank
+
+    def rank(graph, vector, **kwargs):
+        warm.append((graph, kwargs.get("query") == engine.WARM_UP_QUERY))
+        return real_rank(graph, vector, **kwargs)
+
+    monkeypatch.setattr(engine, "rank", rank)
+    monkeypatch.setattr(engine, "WARM_RANKING_DELAY", 5.0)  # a query comes well within it
+    loom = Loom.open(saved_session(tmp_path / "s"), embedder=HashingEmbedder(64))
+    assert loom.query("a note", budget=500).loaded
+    for thread in list(engine._WARMING):
+        thread.join(10)
+    assert [w for g, w in warm if g is loom.graph] == [False]  # the query's own ranking only

@@ -216,6 +216,17 @@ MAX_TOKENS_ARGUMENT = 10_000_000
 
 
 _WARMING: list[threading.Thread] = []
+WARM_UP_QUERY = "Warm up: what does the first query need?"
+
+
+def _start_warming(name: str, run) -> threading.Thread:
+    """Start ``run`` on a daemon thread that the interpreter's exit waits for (finished ones
+    are forgotten, so a process that opens many sessions does not keep them all)."""
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    _WARMING[:] = [t for t in _WARMING if t.is_alive()]
+    _WARMING.append(thread)
+    thread.start()
+    return thread
 
 
 def warm_up(embedder) -> threading.Thread:
@@ -228,17 +239,39 @@ def warm_up(embedder) -> threading.Thread:
         # the model first: most of its set-up runs outside the GIL, beside the graph's parsing.
         # An embedder with nothing to load (hashing, Ollama) has no prepare(); the tokenizer
         # and the readability rules still are.
-        for step in (getattr(embedder, "prepare", None), lambda: classify("Warm up: what does the first query need?")):
+        for step in (getattr(embedder, "prepare", None), lambda: classify(WARM_UP_QUERY)):
             try:
                 if step is not None:
                     step()
             except Exception as exc:  # reported where it matters: in the query
                 log.debug("warm-up: %s", exc)
 
-    thread = threading.Thread(target=run, name="loom-nb warm-up", daemon=True)
-    _WARMING.append(thread)
-    thread.start()
-    return thread
+    return _start_warming("loom-nb warm-up", run)
+
+
+WARM_RANKING_DELAY = 0.25
+"""Seconds after an open before the warm-up ranking starts, unless a query came first."""
+
+
+def warm_ranking(graph: LoomGraph, asked: threading.Event) -> threading.Thread:
+    """Rank once on a daemon thread, under the graph's lock, with no query vector: what every
+    query of this graph reads and the first one would build (the ranking arrays, the path
+    tables, the file numbering, the lexical index) is then built before it is asked. At
+    44,000 units that was 30–40 ms of a first query asked a second after the open (issue
+    16). It waits :data:`WARM_RANKING_DELAY` first and skips if ``asked`` is set by then: a
+    query asked at once (``loom-nb query``) builds the same itself, and measured 40–50 ms
+    slower when it had to wait for the lock. Nothing is recorded: a ranking changes no
+    state but these caches."""
+    def run():
+        if asked.wait(WARM_RANKING_DELAY):
+            return
+        try:
+            with graph.lock:  # never beside a write
+                rank(graph, None, query=WARM_UP_QUERY)
+        except Exception as exc:  # the query that needs it says what is wrong
+            log.debug("warm-up ranking: %s", exc)
+
+    return _start_warming("loom-nb warm-up ranking", run)
 
 
 @atexit.register
@@ -309,6 +342,8 @@ class Loom(Displayable):
 
             check_collection(self.vectors, self.folder, self.embedder.model_id)
         self._saved_scores: dict[str, Any] = {}
+        self._asked = threading.Event()
+        """Set by the first :meth:`query`: a warm-up ranking that has not started by then skips."""
         self._last_query: tuple | None = None
         self._fill = None
         """The background vector fill of the last index run (loom_nb.index.background)."""
@@ -389,8 +424,10 @@ class Loom(Displayable):
         return loom
 
     def _get_ready(self) -> None:
-        """After an open: go on embedding what a save left pending (the warm-up for the
-        first query started before the graph was parsed)."""
+        """After an open: build what ranking reads, and go on embedding what a save left
+        pending (the warm-up of the model and tokenizer started before the graph was parsed)."""
+        if len(self.graph.content_vectors):
+            warm_ranking(self.graph, self._asked)
         if self.graph.pending_vectors:
             from ..index.background import resume_fill  # the facade reaches a layer up, as index() does
 
@@ -678,6 +715,7 @@ class Loom(Displayable):
             in its history window (loading them again would spend the budget twice). They
             stay in the table as *excluded* with ``exclude_reason``.
         """
+        self._asked.set()  # a warm-up ranking not yet started is no longer worth its lock
         request = Query.of(text) if isinstance(text, (str, Query)) else None
         if request is None or not request.message.strip():
             raise LoomError("the query is empty")

@@ -76,9 +76,12 @@ class MiniLMEmbedder:
         self._loading = threading.Lock()
 
     def prepare(self) -> None:
-        """Load the model now (a warm-up thread calls this; ``embed`` does on first use)."""
+        """Load the model now and run it once (a warm-up thread calls this; ``embed`` loads
+        on first use): the first run of a session allocates its buffers, some 35 ms that
+        the first query would otherwise pay."""
         if self._session is None:
             self._load()
+            self.embed(["warm up"])
 
     def _load(self) -> None:
         with self._loading:  # a warm-up thread, a background fill and a query may all ask first
