@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -145,16 +146,31 @@ def mask_secrets(text: str) -> tuple[str, list[Finding]]:
     >>> masked, len(masked) == len('token = "ghp_' + 'a1B2' * 9 + '"'), found[0].kind
     ('token = "[github-token]**************************"', True, 'github-token')
     """
-    if len(text) > MASK_CACHE_CHARS:
-        masked, findings = _mask_all(text)
-    else:
-        masked, findings = _mask_cached(text)
+    global _masked_chars
+    with _MASKED_LOCK:
+        found = _MASKED.pop(text, None)
+        if found is not None:
+            _MASKED[text] = found  # most recently used last
+            return found[0], list(found[1])
+    masked, findings = _mask_all(text)
+    if len(text) <= MASK_CACHE_CHARS // 8:
+        with _MASKED_LOCK:
+            if text not in _MASKED:
+                _MASKED[text] = (masked, findings)
+                _masked_chars += len(text)
+            while _masked_chars > MASK_CACHE_CHARS:
+                dropped = next(iter(_MASKED))  # the least recently used
+                del _MASKED[dropped]
+                _masked_chars -= len(dropped)
     return masked, list(findings)
 
 
-MASK_CACHE_CHARS = 100_000
-"""Texts up to this long keep their masked form in memory (:func:`_mask_cached`): a query
-masks every text it loads, and the same units come back query after query."""
+MASK_CACHE_CHARS = 16_000_000
+"""Characters of text whose masked form is kept in memory: a query masks every text it
+loads, and the same units come back query after query (issue 16)."""
+_MASKED: dict[str, tuple[str, tuple[Finding, ...]]] = {}
+_MASKED_LOCK = threading.Lock()
+_masked_chars = 0
 
 
 def _mask_all(text: str) -> tuple[str, tuple[Finding, ...]]:
@@ -169,8 +185,6 @@ def _mask_all(text: str) -> tuple[str, tuple[Finding, ...]]:
     parts.append(text[last:])
     return "".join(parts), tuple(findings)
 
-
-_mask_cached = lru_cache(maxsize=4096)(_mask_all)
 
 
 @lru_cache(maxsize=65536)
