@@ -168,6 +168,25 @@ cells = [
         "print('follow-up, top 3:', [row.title[:40] for row in follow.rows(3)])"
     ),
     new_markdown_cell(
+        "## A large note: its best chunks\n\n"
+        "A node over 1,200 tokens that would take more than half the budget goes in as its summary, if it has\n"
+        "one (`loom.add_summary`), else as its most relevant chunks: each chunk of about 300 tokens has a vector\n"
+        "of its own, and the chunks nearest the question and holding its words go in, in document order. Here\n"
+        "the gateway's 260-line log is pasted as one note, and a 2,000-token budget cannot take it whole."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "log = loom.add((SOURCES / '09-gateway.log').read_text(), split=False, title='gateway.log, 20 November')\n"
+        "node = log.nodes[0]\n"
+        "print(node.id, f'{node.tokens:,} tokens in', len(node.chunks), 'chunks')\n"
+        "answer = loom.query('Which dashboard request failed with 401 invalid_grant in the gateway log?', budget=2000)\n"
+        "row = answer.packed.decision_of(node.id)\n"
+        "print(row.decision, '-', row.reason)\n"
+        "print(next(line for line in answer.manifest.splitlines() if node.id in line))\n"
+        "# the one failed request of the log is in what was loaded\n"
+        "assert '10:00:25 gateway 401 GET /api/dashboard' in answer.context"
+    ),
+    new_markdown_cell(
         "## The prompt\n\n"
         "This is exactly what would be sent to the model (`result.messages` is the same as chat messages).\n"
         "The evidence is labelled as evidence, not instructions."
