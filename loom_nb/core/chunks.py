@@ -122,6 +122,7 @@ def best_chunks(
     for i in np.argsort(-sims, kind="stable"):
         cost = int(facts.costs[i])
         if used + cost <= allowance:
-            chosen.append(spans[int(i)])
+            start, end = spans[int(i)]  # a loaded session's spans may be lists
+            chosen.append((int(start), int(end)))
             used += cost
     return sorted(chosen), used
