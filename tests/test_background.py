@@ -251,3 +251,16 @@ def test_a_query_asked_at_once_makes_the_warm_up_ranking_stand_down(tmp_path, mo
     for thread in list(engine._WARMING):
         thread.join(10)
     assert [w for g, w in warm if g is loom.graph] == [False]  # the query's own ranking only
+
+
+def test_the_exit_does_not_wait_for_a_warm_up_ranking_nobody_asked_for(tmp_path, monkeypatch):
+    """A command that opens a session and ends (``loom-nb show``) used to wait out the ranking's delay."""
+    import time
+
+    import loom_nb.core.engine as engine
+
+    monkeypatch.setattr(engine, "WARM_RANKING_DELAY", 60.0)
+    loom = Loom.open(saved_session(tmp_path / "s"), embedder=HashingEmbedder(64))
+    started = time.perf_counter()
+    engine._join_warm_up()  # what the interpreter's exit runs
+    assert time.perf_counter() - started < 30 and loom._asked.is_set()

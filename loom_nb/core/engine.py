@@ -262,6 +262,9 @@ def warm_ranking(graph: LoomGraph, asked: threading.Event) -> threading.Thread:
     query asked at once (``loom-nb query``) builds the same itself, and measured 40–50 ms
     slower when it had to wait for the lock. Nothing is recorded: a ranking changes no
     state but these caches."""
+    _STAND_DOWN[:] = [e for e in _STAND_DOWN if not e.is_set()]
+    _STAND_DOWN.append(asked)
+
     def run():
         if asked.wait(WARM_RANKING_DELAY):
             return
@@ -274,8 +277,15 @@ def warm_ranking(graph: LoomGraph, asked: threading.Event) -> threading.Thread:
     return _start_warming("loom-nb warm-up ranking", run)
 
 
+_STAND_DOWN: list[threading.Event] = []
+"""The ``asked`` events of warm-up rankings not yet started: the exit sets them, so a command
+that opens a session and ends at once does not wait for a ranking nobody will use."""
+
+
 @atexit.register
 def _join_warm_up() -> None:
+    for event in _STAND_DOWN:
+        event.set()
     for thread in _WARMING:  # a thread killed inside onnxruntime's set-up aborts the process
         thread.join(30)
 
