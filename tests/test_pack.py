@@ -210,6 +210,7 @@ def test_large_node_without_summary_loads_its_best_chunks():
 def test_a_second_query_chooses_chunks_without_tokenising_or_analysing_them(monkeypatch):
     """Issue 16: what a chunk costs and which terms it holds are worked out once per text."""
     import loom_nb.core.chunks as chunks
+    from loom_nb.core.lru import BoundedLRU
 
     calls = {"count": 0, "terms": 0}
     count_many, analyse = chunks.count_tokens_many, chunks.terms
@@ -224,7 +225,7 @@ def test_a_second_query_chooses_chunks_without_tokenising_or_analysing_them(monk
 
     monkeypatch.setattr(chunks, "count_tokens_many", counting)
     monkeypatch.setattr(chunks, "terms", analysing)
-    monkeypatch.setattr(chunks, "_CACHE", type(chunks._CACHE)())
+    monkeypatch.setattr(chunks, "_FACTS", BoundedLRU(16))
     g = large_graph(summary=False, chunks=True)
     q, budget = np.array(unit(0)), explicit_budget(manifest_fixed_tokens() + 300, MODES["fused"])
 

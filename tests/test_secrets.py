@@ -119,13 +119,12 @@ def test_index_report_secrets_lists_path_and_line_never_the_value(indexed, tmp_p
 
 def test_masking_is_remembered_per_text_and_bounded(monkeypatch):
     import loom_nb.core.secrets as secrets
+    from loom_nb.core.lru import BoundedLRU
 
     calls = []
     real = secrets.find_secrets
     monkeypatch.setattr(secrets, "find_secrets", lambda text: calls.append(text) or real(text))
-    monkeypatch.setattr(secrets, "_MASKED", {})
-    monkeypatch.setattr(secrets, "_masked_chars", 0)
-    monkeypatch.setattr(secrets, "MASK_CACHE_CHARS", 800)
+    monkeypatch.setattr(secrets, "_MASKED", BoundedLRU(1000, 800, size=lambda v: len(v[0])))
     text = 'api_key = "' + "Zx9" * 12 + '"\n'
     first, found = secrets.mask_secrets(text)
     found.clear()  # the caller's list is its own
@@ -133,6 +132,6 @@ def test_masking_is_remembered_per_text_and_bounded(monkeypatch):
     assert first == again and "Zx9Zx9" not in again and len(found_again) == 1 and len(calls) == 1
     for k in range(40):  # 40 other texts push it out: the kept characters stay under the bound
         secrets.mask_secrets(f"note {k} " * 4)
-    assert secrets._masked_chars <= 800
+    assert secrets._MASKED.total <= 800
     secrets.mask_secrets(text)
     assert len(calls) == 42

@@ -6,6 +6,7 @@ import os
 
 import loom_nb.core.files as files
 from loom_nb import Loom
+from loom_nb.core.lru import BoundedLRU
 from loom_nb.embed import HashingEmbedder
 
 
@@ -17,7 +18,7 @@ def counting_reads(monkeypatch) -> list:
         return read(path, max_bytes)
 
     monkeypatch.setattr(files, "read_text", counted)
-    monkeypatch.setattr(files, "_TEXT_CACHE", files._TextCache())
+    monkeypatch.setattr(files, "_LINES", BoundedLRU(8))
     return reads
 
 

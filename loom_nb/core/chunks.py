@@ -10,13 +10,12 @@ expressions once a node's facts are known (issue 16).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
-from threading import Lock
 
 import numpy as np
 
 from .analysis import terms
+from .lru import BoundedLRU
 from .tokens import count_tokens, count_tokens_many
 
 SEPARATOR_TOKENS = 3
@@ -61,10 +60,8 @@ class ChunkFacts:
     terms: tuple[frozenset[str], ...]
 
 
-_CACHE: OrderedDict[tuple, ChunkFacts] = OrderedDict()
-_CACHE_LOCK = Lock()
-CACHE_SIZE = 4096
-"""Nodes whose chunk facts are kept (least recently used dropped first)."""
+_FACTS: BoundedLRU[tuple, ChunkFacts] = BoundedLRU(4096)
+"""Chunk facts of the last 4,096 node texts."""
 
 
 def chunk_facts(text: str, spans: list[tuple[int, int]], key: object = None) -> ChunkFacts:
@@ -78,20 +75,13 @@ def chunk_facts(text: str, spans: list[tuple[int, int]], key: object = None) -> 
     ([6, 4], ['alpha', 'beta'])
     """
     cache_key = (key, tuple(map(tuple, spans))) if key is not None else None
-    if cache_key is not None:
-        with _CACHE_LOCK:
-            facts = _CACHE.get(cache_key)
-            if facts is not None:
-                _CACHE.move_to_end(cache_key)
-                return facts
-    pieces = [text[s:e] for s, e in spans]
-    costs = np.asarray(count_tokens_many(pieces), dtype=np.int64) + SEPARATOR_TOKENS
-    facts = ChunkFacts(costs, tuple(frozenset(terms(p)) for p in pieces))
-    if cache_key is not None:
-        with _CACHE_LOCK:
-            _CACHE[cache_key] = facts
-            while len(_CACHE) > CACHE_SIZE:
-                _CACHE.popitem(last=False)
+    facts = _FACTS.get(cache_key) if cache_key is not None else None
+    if facts is None:
+        pieces = [text[s:e] for s, e in spans]
+        costs = np.asarray(count_tokens_many(pieces), dtype=np.int64) + SEPARATOR_TOKENS
+        facts = ChunkFacts(costs, tuple(frozenset(terms(p)) for p in pieces))
+        if cache_key is not None:
+            _FACTS.put(cache_key, facts)
     return facts
 
 

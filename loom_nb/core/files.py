@@ -13,11 +13,11 @@ import errno
 import os
 import re
 import stat as stat_mod
-import threading
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from .errors import LoomError
+from .lru import BoundedLRU
 
 LANGUAGES: dict[str, str] = {
     ".py": "python", ".pyi": "python",
@@ -229,55 +229,35 @@ def decode_bytes(data: bytes, truncated: bool) -> str:
         return data.decode("cp1252", errors="replace")
 
 
-class _TextCache:
-    """The lines of files, each kept with the ``stat`` they were read under.
-
-    A query reads the lines of every unit it loads from the unit's file, often several
-    units of one file; reading, decoding and splitting the whole file each time was a third
-    of a warm query at 16k tokens (issue 16). A file whose size, mtime, ctime (a chmod) or
-    inode changed is read again, and the caller still checks the lines it takes against
-    their sha256.
-    """
-
-    def __init__(self, max_files: int = 512, max_chars: int = 32_000_000) -> None:
-        self.max_files, self.max_chars = max_files, max_chars
-        self._lines: dict[str, tuple[tuple, int, list[str]]] = {}
-        self._chars = 0
-        self._lock = threading.Lock()
-
-    def lines(self, path: Path) -> list[str]:
-        """``read_text(path).split("\\n")``, from memory while the file is unchanged (do not modify it)."""
-        st = os.stat(path)
-        if not stat_mod.S_ISREG(st.st_mode):
-            read_text(path)  # raises NotRegularFileError, as an uncached read does
-        key, stamp = str(path), (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
-        with self._lock:
-            found = self._lines.get(key)
-            if found is not None and found[0] == stamp:
-                self._lines[key] = self._lines.pop(key)  # most recently used last
-                return found[2]
-        text = read_text(path)
-        lines = text.split("\n")
-        with self._lock:
-            old = self._lines.pop(key, None)
-            if old is not None:
-                self._chars -= old[1]
-            if len(text) <= self.max_chars // 4:
-                self._lines[key] = (stamp, len(text), lines)
-                self._chars += len(text)
-            while self._lines and (len(self._lines) > self.max_files or self._chars > self.max_chars):
-                _, size, _ = self._lines.pop(next(iter(self._lines)))  # the least recently used
-                self._chars -= size
-        return lines
+def file_stamp(st: os.stat_result) -> tuple[int, ...]:
+    """What tells one version of a file from another without reading it: size, mtime, ctime
+    (a chmod or a write with the mtime set back), inode and device."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
-_TEXT_CACHE = _TextCache()
+_LINES: BoundedLRU[str, tuple[tuple, list[str]]] = BoundedLRU(512, 32_000_000, size=lambda v: sum(map(len, v[1])))
+"""Files' lines with the :func:`file_stamp` they were read under (32M characters at most)."""
 
 
 def read_lines_cached(path: Path) -> list[str]:
-    """The lines of :func:`read_text`, served from memory while the file's ``stat`` is
-    unchanged (:class:`_TextCache`). The list is shared: do not modify it."""
-    return _TEXT_CACHE.lines(path)
+    """``read_text(path).split("\\n")``, from memory while the file's :func:`file_stamp` is
+    unchanged. The list is shared: do not modify it.
+
+    A query reads the lines of every unit it loads from the unit's file, often several units
+    of one file; reading, decoding and splitting the whole file each time was a third of a
+    warm query at 16k tokens (issue 16). The caller still checks the lines it takes against
+    their sha256.
+    """
+    st = os.stat(path)
+    if not stat_mod.S_ISREG(st.st_mode):
+        read_text(path)  # raises NotRegularFileError, as an uncached read does
+    stamp = file_stamp(st)
+    found = _LINES.get(str(path))
+    if found is not None and found[0] == stamp:
+        return found[1]
+    lines = read_text(path).split("\n")
+    _LINES.put(str(path), (stamp, lines))
+    return lines
 
 
 def normalise_newlines(text: str) -> str:

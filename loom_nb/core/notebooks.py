@@ -9,21 +9,20 @@ and widget state are dropped).
 
 A reference into a notebook names its cell (by the cell's id, which nbformat 4.5 gives
 every cell, else by ``#index``) and a line range inside the cell text, so editing one cell
-leaves every other cell's references fresh. Parsed notebooks are cached by path, size and
-mtime: loading several cells of one notebook parses it once.
+leaves every other cell's references fresh. Parsed notebooks are kept per version of the
+file (size, mtime, ctime, inode): loading several cells of one notebook parses it once.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import LoomError
-from .files import read_text
+from .files import file_stamp, read_text
+from .lru import BoundedLRU
 
 __all__ = ["NOTEBOOK_SUFFIX", "Cell", "NotebookError", "cell_text", "notebook_cells", "read_cell", "read_notebook"]
 
@@ -119,23 +118,18 @@ def notebook_cells(text: str, where: str = "notebook") -> list[Cell]:
     return cells
 
 
-_cache: OrderedDict[tuple[str, int, int], list[Cell]] = OrderedDict()
-_lock = threading.Lock()
+_NOTEBOOKS: BoundedLRU[str, tuple[tuple, list[Cell]]] = BoundedLRU(_CACHE_SIZE)
 
 
 def read_notebook(path: Path) -> list[Cell]:
-    """The cells of the notebook at ``path``, parsed once per size and mtime."""
-    st = path.stat()
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    with _lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
+    """The cells of the notebook at ``path``, parsed once per version of the file
+    (:func:`~loom_nb.core.files.file_stamp`)."""
+    stamp = file_stamp(path.stat())
+    found = _NOTEBOOKS.get(str(path))
+    if found is not None and found[0] == stamp:
+        return found[1]
     cells = notebook_cells(read_text(path), str(path.name))
-    with _lock:
-        _cache[key] = cells
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+    _NOTEBOOKS.put(str(path), (stamp, cells))
     return cells
 
 

@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 from collections import Counter
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import PurePosixPath
+
+from .lru import BoundedLRU
 
 __all__ = ["SECRET_FILES", "Finding", "find_secrets", "is_secret_file", "mask_secrets", "secret_file_notice"]
 
@@ -146,31 +147,16 @@ def mask_secrets(text: str) -> tuple[str, list[Finding]]:
     >>> masked, len(masked) == len('token = "ghp_' + 'a1B2' * 9 + '"'), found[0].kind
     ('token = "[github-token]**************************"', True, 'github-token')
     """
-    global _masked_chars
-    with _MASKED_LOCK:
-        found = _MASKED.pop(text, None)
-        if found is not None:
-            _MASKED[text] = found  # most recently used last
-            return found[0], list(found[1])
-    masked, findings = _mask_all(text)
-    if len(text) <= MASK_CACHE_CHARS // 8:
-        with _MASKED_LOCK:
-            if text not in _MASKED:
-                _MASKED[text] = (masked, findings)
-                _masked_chars += len(text)
-            while _masked_chars > MASK_CACHE_CHARS:
-                dropped = next(iter(_MASKED))  # the least recently used
-                del _MASKED[dropped]
-                _masked_chars -= len(dropped)
-    return masked, list(findings)
+    found = _MASKED.get(text)
+    if found is None:
+        found = _mask_all(text)
+        _MASKED.put(text, found)
+    return found[0], list(found[1])
 
 
-MASK_CACHE_CHARS = 16_000_000
-"""Characters of text whose masked form is kept in memory: a query masks every text it
+_MASKED: BoundedLRU[str, tuple[str, tuple[Finding, ...]]] = BoundedLRU(65536, 16_000_000, size=lambda v: len(v[0]))
+"""Texts' masked forms and findings, 16M characters at most: a query masks every text it
 loads, and the same units come back query after query (issue 16)."""
-_MASKED: dict[str, tuple[str, tuple[Finding, ...]]] = {}
-_MASKED_LOCK = threading.Lock()
-_masked_chars = 0
 
 
 def _mask_all(text: str) -> tuple[str, tuple[Finding, ...]]:
