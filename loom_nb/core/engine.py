@@ -41,6 +41,7 @@ from .pack import (
 )
 from .chunks import chunk_spans
 from .rank import Ranking, rank
+from .secrets import is_secret_file
 from .folder_lock import session_lock
 from .telemetry import EventLog
 from .trust import confirm, confirm_vectors, is_confirmed, vectors_confirmed
@@ -254,11 +255,16 @@ WARM_RANKING_DELAY = 0.25
 
 
 def warm_ranking(graph: LoomGraph, asked: threading.Event) -> threading.Thread:
-    """Rank once on a daemon thread, under the graph's lock, with no query vector: what every
-    query of this graph reads and the first one would build (the ranking arrays, the path
-    tables, the file numbering, the lexical index) is then built before it is asked. At
-    44,000 units that was 30–40 ms of a first query asked a second after the open (issue
-    16). It waits :data:`WARM_RANKING_DELAY` first and skips if ``asked`` is set by then: a
+    """Rank once on a daemon thread, under the graph's lock: what every query of this graph
+    reads and the first one would build (the ranking arrays, the path tables, the file
+    numbering, the lexical index) is then built before it is asked. At 44,000 units that was
+    30–40 ms of a first query asked a second after the open (issue 16). The probe is one of
+    the graph's own vectors, not a question's (the model may still be loading), so the
+    semantic path runs too: the first product with the vectors, and the concept hops, whose
+    first ``np.unique`` imports ``numpy.ma`` (20 ms). The secret-file patterns the packer
+    checks each loaded path against are compiled here as well.
+
+    It waits :data:`WARM_RANKING_DELAY` first and skips if ``asked`` is set by then: a
     query asked at once (``loom-nb query``) builds the same itself, and measured 40–50 ms
     slower when it had to wait for the lock. Nothing is recorded: a ranking changes no
     state but these caches."""
@@ -269,8 +275,10 @@ def warm_ranking(graph: LoomGraph, asked: threading.Event) -> threading.Thread:
         if asked.wait(WARM_RANKING_DELAY):
             return
         try:
+            is_secret_file(WARM_UP_QUERY)
             with graph.lock:  # never beside a write
-                rank(graph, None, query=WARM_UP_QUERY)
+                vectors = graph.content_vectors.matrix
+                rank(graph, vectors[0] if len(vectors) else None, query=WARM_UP_QUERY)
         except Exception as exc:  # the query that needs it says what is wrong
             log.debug("warm-up ranking: %s", exc)
 
