@@ -255,6 +255,35 @@ def test_a_query_asked_at_once_makes_the_warm_up_ranking_stand_down(tmp_path, mo
     assert [w for g, w in warm if g is loom.graph] == [False]  # the query's own ranking only
 
 
+def test_the_warm_up_collects_garbage_once_after_its_ranking_unless_a_query_came(tmp_path, monkeypatch):
+    """The collector's first full pass over what the open created fell inside a query (issue 16)."""
+    import loom_nb.core.engine as engine
+
+    events = []
+    real_rank = engine.rank
+
+    def rank(graph, vector, **kwargs):
+        if kwargs.get("query") == engine.WARM_UP_QUERY:
+            events.append("rank")
+        return real_rank(graph, vector, **kwargs)
+
+    monkeypatch.setattr(engine, "rank", rank)
+    monkeypatch.setattr(engine.gc, "collect", lambda *a: events.append("collect") or 0)
+    monkeypatch.setattr(engine, "WARM_RANKING_DELAY", 0.0)
+    Loom.open(saved_session(tmp_path / "idle"), embedder=HashingEmbedder(64))
+    for thread in list(engine._WARMING):
+        thread.join(10)
+    assert events == ["rank", "collect"]
+
+    events.clear()
+    monkeypatch.setattr(engine, "WARM_RANKING_DELAY", 5.0)
+    loom = Loom.open(saved_session(tmp_path / "busy"), embedder=HashingEmbedder(64))
+    assert loom.query("a note", budget=500).loaded  # asked at once: the warm-up stands down
+    for thread in list(engine._WARMING):
+        thread.join(10)
+    assert events == []
+
+
 def test_the_exit_does_not_wait_for_a_warm_up_ranking_nobody_asked_for(tmp_path, monkeypatch):
     """A command that opens a session and ends (``loom-nb show``) used to wait out the ranking's delay."""
     import time

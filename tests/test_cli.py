@@ -37,6 +37,27 @@ def test_add_query_show(tmp_path, capsys):
     assert code == 2 and "hashing-256" in err and "all-MiniLM-L6-v2" in err  # vector spaces never mix
 
 
+def test_a_one_shot_command_answers_without_the_cyclic_collector_and_gives_it_back(tmp_path, capsys, monkeypatch):
+    """``loom-nb query`` and ``show`` exit after one answer: a full collection over a large
+    session's objects was a third of the command (issue 16). main() restores the collector
+    for a process that goes on."""
+    import gc
+
+    import loom_nb.cli as cli
+
+    s = str(tmp_path / "session")
+    assert run(capsys, "add", s, "OAuth refresh tokens are single use.", "--embedder", "hashing")[0] == 0
+    seen = []
+    real_open = cli._open
+    monkeypatch.setattr(cli, "_open", lambda args: seen.append(gc.isenabled()) or real_open(args))
+    assert gc.isenabled()
+    assert run(capsys, "query", s, "refresh tokens", "--budget", "300", "--embedder", "hashing")[0] == 0
+    assert run(capsys, "show", s)[0] == 0
+    assert seen == [False, False]  # the session was opened with the collector off
+    assert gc.isenabled()  # and main() gave it back
+    assert run(capsys, "show", s, "n99")[0] == 2 and gc.isenabled()  # after an error too
+
+
 def test_errors_are_one_clear_line(tmp_path, capsys):
     s = str(tmp_path / "session")
     binary = tmp_path / "image.png"
