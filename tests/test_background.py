@@ -284,6 +284,36 @@ def test_the_warm_up_collects_garbage_once_after_its_ranking_unless_a_query_came
     assert events == []
 
 
+def test_an_index_run_that_changed_the_graph_warms_it_as_an_open_does(tmp_path, monkeypatch):
+    """A fresh Loom that indexes was never opened: its first query paid the classifier's rules
+    and the collector's first full pass over what indexing created (issue 16)."""
+    import loom_nb.core.engine as engine
+
+    events = []
+    real_rank = engine.rank
+
+    def rank(graph, vector, **kwargs):
+        if kwargs.get("query") == engine.WARM_UP_QUERY:
+            events.append("rank")
+        return real_rank(graph, vector, **kwargs)
+
+    monkeypatch.setattr(engine, "rank", rank)
+    monkeypatch.setattr(engine.gc, "collect", lambda *a: events.append("collect") or 0)
+    monkeypatch.setattr(engine, "WARM_RANKING_DELAY", 0.0)
+    make_workspace(tmp_path / "ws")
+    loom = Loom(embedder=HashingEmbedder(64))
+    assert loom.index(tmp_path / "ws", wait=True).nodes_added
+    for thread in list(engine._WARMING):
+        thread.join(10)
+    assert events == ["rank", "collect"]
+
+    events.clear()
+    assert not loom.index(tmp_path / "ws", wait=True).nodes_added  # nothing changed: nothing to warm
+    for thread in list(engine._WARMING):
+        thread.join(10)
+    assert events == []
+
+
 def test_the_exit_does_not_wait_for_a_warm_up_ranking_nobody_asked_for(tmp_path, monkeypatch):
     """A command that opens a session and ends (``loom-nb show``) used to wait out the ranking's delay."""
     import time

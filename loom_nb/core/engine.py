@@ -615,10 +615,22 @@ class Loom(Displayable):
 
         self.wait()  # one fill at a time: a refresh starts from complete vectors
         report = index_workspace(self, root, **options)
+        if report.nodes_added or report.nodes_removed:
+            self._warm_after_index()
         self.emit("index", report.seconds, root=str(report.root), files_indexed=report.files_indexed,
                   files_unchanged=report.files_unchanged, files_removed=report.files_removed, nodes_added=report.nodes_added,
                   nodes_removed=report.nodes_removed, texts_embedded=report.texts_embedded, vectors_pending=report.vectors_pending)
         return report
+
+    def _warm_after_index(self) -> None:
+        """What :meth:`open` warms, after an index run changed the graph: the classifier's
+        rules and the model (a fresh ``Loom()`` never opened has not loaded them), then one
+        ranking and one garbage collection, so the first query after ``index()`` costs what the
+        second does. On celery (hashing) that first query took 277 ms, 210 of them the
+        collector's first full pass over what indexing created."""
+        warm_up(getattr(self.embedder, "inner", self.embedder))
+        self._asked = threading.Event()  # a query asked before the ranking starts stands it down
+        warm_ranking(self.graph, self._asked)
 
     # -- telemetry (loom_nb.core.telemetry) -------------------------------------------------
     def telemetry(self, on: bool = True) -> None:
