@@ -244,3 +244,30 @@ def test_a_message_that_names_code_leans_on_exact_names_when_configured():
     assert prose.ranking.weights.semantic == pytest.approx(config.weights.semantic)
     assert mine.ranking.weights.semantic == pytest.approx(0.9)  # weights a caller passes are used as given
     assert Loom(embedder=HashingEmbedder()).graph.config.named_code_semantic == 1.0  # off unless configured
+
+
+def test_the_query_vector_is_made_from_the_prose_of_a_message_that_pastes_code():
+    """A sentence model's vector of pasted code follows the code's surface; the prose says what
+    is wrong. The lexical signals still read the whole message, identifiers in the code included."""
+
+    class Recording(HashingEmbedder):
+        def __init__(self):
+            super().__init__(64)
+            self.seen = []
+
+        def embed(self, texts):
+            self.seen.extend(texts)
+            return super().embed(texts)
+
+    embedder = Recording()
+    loom = Loom(embedder=embedder)
+    loom.add("def map_header(ptr): copies one request header into a struct field", type="analysis")
+    loom.add("Notes on the release schedule for the spring.", type="analysis")
+    prose = "Binding fails when a request header is empty."
+    message = prose + "\n\n```python\nresult = map_header(target)\nprint(result)\n```"
+    result = loom.query(message, budget=500)
+    assert embedder.seen[-1] == prose  # the vector: the prose alone
+    row = next(r for r in result.table if "map_header" in loom.text(r.node_id))
+    assert row.signals["terms"] > 0  # the code still speaks to the lexical signals
+    loom.query("How are headers bound?", budget=500)
+    assert embedder.seen[-1] == "How are headers bound?"  # prose only: the message as it is

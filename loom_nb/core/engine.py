@@ -772,7 +772,7 @@ class Loom(Displayable):
             base = weights
         retrieval = request.retrieval_text()
         embed_started = time.perf_counter()
-        query_vector = self.embedder.embed([retrieval])[0] if chosen.embeds_query else None
+        query_vector = self.embedder.embed([request.vector_text()])[0] if chosen.embeds_query else None
         timings["embed"] = time.perf_counter() - embed_started
         with self.graph.lock:  # a background fill writes between queries, never during one
             result = self._rank_and_pack(request, text, prompt_text, classification, chosen, base, retrieval, query_vector,

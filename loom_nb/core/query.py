@@ -94,6 +94,13 @@ class Query:
         clip = lambda t, n: " ".join(t.split()[:n])  # noqa: E731
         return f"{self.message}{PREVIOUS_MARK}{clip(question, words // 2)})\n(previous answer: {clip(answer, words // 2)})"
 
+    def vector_text(self) -> str:
+        """What the query's vector is made from: :meth:`retrieval_text`, its pasted code, logs
+        or data left out when it has prose enough (:func:`~loom_nb.core.classify.vector_text`)."""
+        from .classify import vector_text
+
+        return vector_text(self.retrieval_text())
+
 
 PREVIOUS_MARK = "\n\n(previous question: "
 """Where :meth:`Query.retrieval_text` appends the previous exchange to the message."""

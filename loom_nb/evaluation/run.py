@@ -411,7 +411,7 @@ def run_engine(loom, case: Case, strategy: str, budget: int):
     mode = _forced_mode(strategy)
     query = Query(case.query, [{"role": r, "content": c} for r, c in case.history])
     if hasattr(loom.embedder, "forget"):  # every strategy pays for its own query vector, or none
-        loom.embedder.forget([query.retrieval_text()])
+        loom.embedder.forget([query.vector_text()])
     if not case.history:
         return loom.query(query, budget=budget, mode=mode, weights=weights)
     if weights is not None:  # an ablation of a chat turn: the planner ranks with the config's weights

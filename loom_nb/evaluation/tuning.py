@@ -140,7 +140,7 @@ def prepare(cases: Sequence[Case], bench: Workbench) -> list[Prepared]:
         loom = bench.loom(case)
         query = Query(case.query, [{"role": r, "content": c} for r, c in case.history])
         retrieval = query.retrieval_text()
-        out.append(Prepared(case, loom, loom.embedder.embed([retrieval])[0],
+        out.append(Prepared(case, loom, loom.embedder.embed([query.vector_text()])[0],
                             Gold(frozenset(case.gold_files), frozenset(), dict(case.gold_ranges), {}),
                             complexity=loom.classify(case.query).complexity, retrieval=retrieval))
     return out
