@@ -250,68 +250,66 @@ def test_a_query_asked_at_once_makes_the_warm_up_ranking_stand_down(tmp_path, mo
     monkeypatch.setattr(engine, "WARM_RANKING_DELAY", 5.0)  # a query comes well within it
     loom = Loom.open(saved_session(tmp_path / "s"), embedder=HashingEmbedder(64))
     assert loom.query("a note", budget=500).loaded
-    for thread in list(engine._WARMING):
-        thread.join(10)
+    _join_warm_up_threads()
     assert [w for g, w in warm if g is loom.graph] == [False]  # the query's own ranking only
 
 
-def test_the_warm_up_collects_garbage_once_after_its_ranking_unless_a_query_came(tmp_path, monkeypatch):
+def _join_warm_up_threads():
+    import loom_nb.core.engine as engine
+
+    for thread in list(engine._WARMING):
+        thread.join(10)
+
+
+@pytest.fixture
+def warm_events(monkeypatch):
+    """What the warm-up does, in order: "rank" for its ranking, "collect" for a full garbage
+    collection (recorded, not run); it starts at once."""
+    import loom_nb.core.engine as engine
+
+    events = []
+    real_rank = engine.rank
+
+    def rank(graph, vector, **kwargs):
+        if kwargs.get("query") == engine.WARM_UP_QUERY:
+            events.append("rank")
+        return real_rank(graph, vector, **kwargs)
+
+    monkeypatch.setattr(engine, "rank", rank)
+    monkeypatch.setattr(engine.gc, "collect", lambda *a: events.append("collect") or 0)
+    monkeypatch.setattr(engine, "WARM_RANKING_DELAY", 0.0)
+    return events
+
+
+def test_the_warm_up_collects_garbage_once_after_its_ranking_unless_a_query_came(tmp_path, monkeypatch, warm_events):
     """The collector's first full pass over what the open created fell inside a query (issue 16)."""
     import loom_nb.core.engine as engine
 
-    events = []
-    real_rank = engine.rank
-
-    def rank(graph, vector, **kwargs):
-        if kwargs.get("query") == engine.WARM_UP_QUERY:
-            events.append("rank")
-        return real_rank(graph, vector, **kwargs)
-
-    monkeypatch.setattr(engine, "rank", rank)
-    monkeypatch.setattr(engine.gc, "collect", lambda *a: events.append("collect") or 0)
-    monkeypatch.setattr(engine, "WARM_RANKING_DELAY", 0.0)
     Loom.open(saved_session(tmp_path / "idle"), embedder=HashingEmbedder(64))
-    for thread in list(engine._WARMING):
-        thread.join(10)
-    assert events == ["rank", "collect"]
+    _join_warm_up_threads()
+    assert warm_events == ["rank", "collect"]
 
-    events.clear()
+    warm_events.clear()
     monkeypatch.setattr(engine, "WARM_RANKING_DELAY", 5.0)
     loom = Loom.open(saved_session(tmp_path / "busy"), embedder=HashingEmbedder(64))
     assert loom.query("a note", budget=500).loaded  # asked at once: the warm-up stands down
-    for thread in list(engine._WARMING):
-        thread.join(10)
-    assert events == []
+    _join_warm_up_threads()
+    assert warm_events == []
 
 
-def test_an_index_run_that_changed_the_graph_warms_it_as_an_open_does(tmp_path, monkeypatch):
+def test_an_index_run_that_changed_the_graph_warms_it_as_an_open_does(tmp_path, warm_events):
     """A fresh Loom that indexes was never opened: its first query paid the classifier's rules
     and the collector's first full pass over what indexing created (issue 16)."""
-    import loom_nb.core.engine as engine
-
-    events = []
-    real_rank = engine.rank
-
-    def rank(graph, vector, **kwargs):
-        if kwargs.get("query") == engine.WARM_UP_QUERY:
-            events.append("rank")
-        return real_rank(graph, vector, **kwargs)
-
-    monkeypatch.setattr(engine, "rank", rank)
-    monkeypatch.setattr(engine.gc, "collect", lambda *a: events.append("collect") or 0)
-    monkeypatch.setattr(engine, "WARM_RANKING_DELAY", 0.0)
     make_workspace(tmp_path / "ws")
     loom = Loom(embedder=HashingEmbedder(64))
     assert loom.index(tmp_path / "ws", wait=True).nodes_added
-    for thread in list(engine._WARMING):
-        thread.join(10)
-    assert events == ["rank", "collect"]
+    _join_warm_up_threads()
+    assert warm_events == ["rank", "collect"]
 
-    events.clear()
+    warm_events.clear()
     assert not loom.index(tmp_path / "ws", wait=True).nodes_added  # nothing changed: nothing to warm
-    for thread in list(engine._WARMING):
-        thread.join(10)
-    assert events == []
+    _join_warm_up_threads()
+    assert warm_events == []
 
 
 def test_the_exit_does_not_wait_for_a_warm_up_ranking_nobody_asked_for(tmp_path, monkeypatch):
