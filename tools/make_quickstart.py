@@ -104,7 +104,10 @@ cells = [
         "because on every labelled set measured the cheaper modes lost recall that FUSED kept; so `auto` runs\n"
         "FUSED, for the simple query above as for a multi-part question with a pasted traceback.\n"
         "`loom-nb eval` has the rows `loom-bare`, `loom-fast` and `loom-fused` beside `loom` to show what each\n"
-        "mode costs and earns on labelled queries."
+        "mode costs and earns on labelled queries.\n\n"
+        "A message that pastes code, a log or a traceback beside its question is embedded from its prose\n"
+        "(`Query.vector_text()`, printed below): the traceback's words still count for the lexical signals,\n"
+        "but the query's vector says what is wrong, not what the pasted text looks like."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
@@ -117,6 +120,7 @@ cells = [
         "    'PermissionError: invalid_grant'\n"
         ")\n"
         "deep = loom.query(complex_query, window=4096)\n"
+        "print(deep.request.vector_text())\n"
         "print(deep.classification.kind, round(deep.classification.complexity, 2), deep.mode.name)\n"
         "print(deep.manifest)\n"
         "assert deep.mode.name == 'fused'"
