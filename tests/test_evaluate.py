@@ -339,3 +339,51 @@ def test_follow_up_cases_run_through_the_turn_planner(tmp_path):
                            gold_ranges={"pkg/auth.py": ((4, 6),)})], budget=300, strategies=("loom",), embedder=HashingEmbedder())
     assert followed.result("fu", "loom").metrics.line_recall == 1.0  # the history names what the message does not
     assert alone.result("alone", "loom").metrics.line_recall < 1.0
+
+
+# -- telling two rows apart: the paired bootstrap ---------------------------------------------
+
+
+def test_compare_pairs_the_cases_and_says_when_a_difference_could_be_chance(report):
+    from loom_nb.evaluation.metrics import paired_bootstrap
+
+    c = report.compare("loom", "whole-file", "file_recall")
+    loom = {r.case_id: r.metrics.file_recall for r in report.results if r.strategy == "loom"}
+    whole = {r.case_id: r.metrics.file_recall for r in report.results if r.strategy == "whole-file"}
+    assert c.cases == len(loom) == 3
+    assert c.difference == pytest.approx(sum(loom[k] - whole[k] for k in loom) / 3)
+    assert c.low <= c.difference <= c.high
+    assert c.better == sum(loom[k] > whole[k] for k in loom) and c.worse == sum(loom[k] < whole[k] for k in loom)
+    same = report.compare("loom", "loom-fused")  # auto runs FUSED: the same items, no difference at all
+    assert (same.difference, same.low, same.high, same.better, same.worse) == (0.0, 0.0, 0.0, 0, 0)
+    assert same.could_be_chance
+    # line recall: only the case with gold ranges counts
+    assert report.compare("loom", "bm25").cases == 1
+    # a known answer: one case up by 1, one down by 1, eight tied
+    even = paired_bootstrap([1.0, 0.0] + [0.5] * 8, [0.0, 1.0] + [0.5] * 8)
+    assert even.difference == 0.0 and even.low < 0 < even.high and (even.better, even.worse) == (1, 1)
+    # fixed seed: the same figures give the same interval
+    assert paired_bootstrap([0.2, 0.9, 0.4], [0.1, 0.3, 0.4]) == paired_bootstrap([0.2, 0.9, 0.4], [0.1, 0.3, 0.4])
+
+
+def test_compare_refuses_what_it_cannot_compare(report):
+    from loom_nb.evaluation.metrics import paired_bootstrap
+
+    with pytest.raises(LoomError, match="not in this report"):
+        report.compare("loom", "nonsense")
+    with pytest.raises(LoomError, match="unknown metric"):
+        report.compare("loom", "bm25", "wit")
+    with pytest.raises(ValueError, match="no case"):
+        paired_bootstrap([None], [0.5])
+    with pytest.raises(ValueError, match="level"):
+        paired_bootstrap([0.5], [0.5], level=95)
+    with pytest.raises(ValueError, match="pairs each case"):
+        paired_bootstrap([0.5, 0.1], [0.5])
+
+
+def test_the_report_prints_the_default_against_each_forced_mode(report):
+    text = str(report)
+    for mode in ("loom-bare", "loom-fast", "loom-fused"):
+        assert f"loom − {mode}: " in text
+    assert "paired bootstrap over 1 case;" in text  # line recall: one case has gold ranges
+    assert "cannot tell the two apart" in text

@@ -171,3 +171,74 @@ def char_span_lines(text: str, first_line: int, start: int, end: int) -> tuple[i
     begin = first_line + text.count("\n", 0, start)
     last = first_line + text.count("\n", 0, max(start, end - 1))
     return begin, last
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Strategy ``a`` against ``b`` on the same cases: the mean paired difference of one
+    metric, a percentile bootstrap interval for it, and how many cases went each way.
+
+    On 40–50 cases one case moves a mean by 0.02–0.025, so a difference of 0.01 between two
+    rows says little by itself; the interval says whether it could be chance.
+    """
+
+    a: str
+    b: str
+    metric: str
+    cases: int
+    difference: float
+    """Mean of ``a − b`` over the cases where both define the metric."""
+    low: float
+    high: float
+    """The ``level`` percentile bootstrap interval of :attr:`difference`."""
+    level: float
+    better: int
+    worse: int
+    """Cases where ``a`` scored above / below ``b`` (the others tie)."""
+
+    @property
+    def could_be_chance(self) -> bool:
+        """Whether the interval holds 0 (the two cannot be told apart on these cases)."""
+        return self.low <= 0.0 <= self.high
+
+    def __str__(self) -> str:
+        return (f"{self.a} − {self.b}: {self.difference:+.3f} {self.metric} "
+                f"[{self.low:+.3f}, {self.high:+.3f}] ({self.level:.0%} paired bootstrap over {self.cases} case{'s' if self.cases != 1 else ''}; "
+                f"{self.better} better, {self.worse} worse)")
+
+
+def paired_bootstrap(a: Sequence[float | None], b: Sequence[float | None], *, names: tuple[str, str] = ("a", "b"),
+                     metric: str = "metric", level: float = 0.95, resamples: int = 10_000, seed: int = 0) -> Comparison:
+    """Compare two strategies case by case: resample the cases with replacement and take
+    the ``level`` percentile interval of the mean difference (``a − b``).
+
+    Pairs where either value is None (the metric does not apply) are left out. The seed is
+    fixed, so the same figures give the same interval.
+
+    Six of ten cases better by 1, four tied: the mean is +0.6 and the interval stays above 0.
+    With one case better and one worse, it cannot be told from chance:
+
+    >>> c = paired_bootstrap([1.0] * 6 + [0.5] * 4, [0.0] * 6 + [0.5] * 4, names=("loom", "bm25"))
+    >>> round(c.difference, 3), c.better, c.worse, c.cases, c.low > 0, c.could_be_chance
+    (0.6, 6, 0, 10, True, False)
+    >>> paired_bootstrap([1.0, 0.0, 0.5], [0.0, 1.0, 0.5]).could_be_chance
+    True
+    >>> paired_bootstrap([0.5, None], [0.5, 0.2]).cases
+    1
+    """
+    import numpy as np
+
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be between 0 and 1, got {level!r}")
+    if len(a) != len(b):
+        raise ValueError(f"a pairs each case with b: {len(a)} values against {len(b)}")
+    pairs = np.array([(x, y) for x, y in zip(a, b) if x is not None and y is not None], dtype=float).reshape(-1, 2)
+    if not len(pairs):
+        raise ValueError("no case defines the metric for both strategies")
+    diff = pairs[:, 0] - pairs[:, 1]
+    rng = np.random.default_rng(seed)
+    means = diff[rng.integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
+    tail = (1.0 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return Comparison(names[0], names[1], metric, len(diff), float(diff.mean()), float(low), float(high), level,
+                      int((diff > 0).sum()), int((diff < 0).sum()))

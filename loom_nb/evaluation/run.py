@@ -62,7 +62,7 @@ from ..core.config import SIGNALS, LoomConfig
 from ..core.errors import LoomError
 from .baselines import WINDOW_LINES, _Workspace, run_baseline  # noqa: F401 - importable from here, as before
 from .cases import Case, load_cases, parse_case  # noqa: F401
-from .metrics import Gold, Loaded, Metrics, _overlaps, char_span_lines, grade  # noqa: F401
+from .metrics import Comparison, Gold, Loaded, Metrics, _overlaps, char_span_lines, grade, paired_bootstrap  # noqa: F401
 
 log = logging.getLogger(__name__)
 
@@ -211,6 +211,40 @@ class EvalReport:
             out.append(row)
         return out
 
+    def compare(self, a: str, b: str, metric: str = "line_recall", level: float = 0.95) -> Comparison:
+        """Strategy ``a`` against ``b`` case by case: the mean difference of ``metric`` and its
+        paired bootstrap interval (:func:`~loom_nb.evaluation.metrics.paired_bootstrap`).
+
+        A row ahead by 0.01 on 40 cases may be one case; ``could_be_chance`` says whether the
+        interval holds 0. Cases where either strategy failed or the metric does not apply
+        are left out.
+        """
+        for name in (a, b):
+            if name not in self.strategies:
+                raise LoomError(f"strategy {name!r} is not in this report (it has {', '.join(self.strategies)})")
+        if metric not in METRICS:
+            raise LoomError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+        def values(strategy: str) -> dict[str, float | None]:
+            return {r.case_id: getattr(r.metrics, metric) for r in self.results if r.strategy == strategy and r.metrics is not None}
+        va, vb = values(a), values(b)
+        shared = [c.id for c in self.cases if c.id in va and c.id in vb]
+        try:
+            return paired_bootstrap([va[c] for c in shared], [vb[c] for c in shared], names=(a, b), metric=metric, level=level)
+        except ValueError as exc:
+            raise LoomError(f"cannot compare {a} with {b} on {metric}: {exc}") from None
+
+    def mode_comparisons(self, metric: str = "line_recall") -> list[Comparison]:
+        """The default path (``loom``) against each forced-mode row in the report."""
+        if "loom" not in self.strategies:
+            return []
+        out = []
+        for mode in (s for s in self.strategies if s in MODE_STRATEGIES):
+            try:
+                out.append(self.compare("loom", mode, metric))
+            except LoomError:  # no case defines the metric for both (e.g. no gold ranges)
+                continue
+        return out
+
     def case_rows(self) -> list[dict[str, Any]]:
         """One row per case × strategy, with every metric."""
         rows = []
@@ -264,6 +298,12 @@ class EvalReport:
         lines.append("prec/recall: loaded items that are gold / gold items loaded; fileP/fileR: the same over files; "
                      "lineR: gold_ranges lines loaded; budget: tokens/budget; of ws: tokens/workspace tokens; "
                      "rel%: share of nodes counted relevant; relP: share of those that are gold")
+        comparisons = self.mode_comparisons()
+        if comparisons:
+            lines.append("")
+            lines += [str(c) for c in comparisons]
+            lines.append("the default path against each forced mode, case by case: an interval that holds 0 "
+                         "cannot tell the two apart on these cases")
         if "loom" in self.strategies and any(_ablated_signal(s) for s in self.strategies):
             lines.append("")
             lines.append(f"{'signal off':<14} {'lineR':>6} {'change':>7} {'fileR':>6} {'change':>7}")
