@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from .boilerplate import strip_boilerplate
+
 ROLES = ("user", "assistant", "system")
 
 
@@ -84,15 +86,18 @@ class Query:
     def retrieval_text(self, previous_tokens: int = 120) -> str:
         """What the engine ranks against: the message, then the previous exchange, clipped.
 
-        The previous question and the start of the previous answer share
-        ``previous_tokens`` (about ¾ as many words) and go second, so the message leads.
+        The message goes without its issue-template headings and links
+        (:func:`~loom_nb.core.boilerplate.strip_boilerplate`). The previous question and the
+        start of the previous answer share ``previous_tokens`` (about ¾ as many words) and go
+        second, so the message leads.
         """
+        message = strip_boilerplate(self.message)
         question, answer = self.previous_exchange
         if not question:
-            return self.message
+            return message
         words = previous_tokens * 3 // 4
         clip = lambda t, n: " ".join(t.split()[:n])  # noqa: E731
-        return f"{self.message}{PREVIOUS_MARK}{clip(question, words // 2)})\n(previous answer: {clip(answer, words // 2)})"
+        return f"{message}{PREVIOUS_MARK}{clip(question, words // 2)})\n(previous answer: {clip(answer, words // 2)})"
 
     def vector_text(self) -> str:
         """What the query's vector is made from: :meth:`retrieval_text`, its pasted code, logs
