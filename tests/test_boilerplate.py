@@ -125,3 +125,21 @@ def test_template_words_no_longer_pull_in_the_code_that_shares_them():
     assert version.ids[0] not in result.loaded[:1]
     terms = {row.node_id: row.signals["terms"] for row in result.table}
     assert terms[version.ids[0]] < terms[render.ids[0]]
+
+
+def test_template_comments_go_but_not_inside_code():
+    text = ("<!--\nThanks for submitting an issue!\nPlease describe the bug.\n-->\n"
+            "Approx fails on nested dicts <!-- keep it short -->\n\n"
+            "```xml\n<!-- a comment the reporter pasted -->\n<plugin/>\n```\n"
+            "### Steps/Code to Reproduce\n\napprox({'a': {'b': 1}})\n\n"
+            "### Versions\n\nSystem:\n    python: 3.11\n   machine: Linux")
+    assert strip_boilerplate(text).splitlines() == [
+        "Approx fails on nested dicts",
+        "",
+        "```xml",
+        "<!-- a comment the reporter pasted -->",
+        "<plugin/>",
+        "```",
+        "",
+        "approx({'a': {'b': 1}})",
+    ]

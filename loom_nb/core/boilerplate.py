@@ -3,7 +3,7 @@ sections under them, and screenshots.
 
 A GitHub issue as its reporter opens it carries its template: ``### Describe the bug``,
 ``### How to Reproduce``, ``### Expected behavior``, ``### OS`` / ``mac``, ``### Python version`` /
-``3.9``, a screenshot. Ranked as they are, those words match configuration, docs and any code that
+``3.9``, a screenshot, the template's own ``<!-- … -->`` instructions. Ranked as they are, those words match configuration, docs and any code that
 says *version*, *project* or *context*, and they pull the query's vector toward every bug report.
 :func:`strip_boilerplate` removes them before a message ranks; the message the user typed (what
 the classifier grades, what the chat shows) is untouched.
@@ -25,26 +25,28 @@ from __future__ import annotations
 
 import re
 
-_TEMPLATE_HEADING = re.compile(
-    r"(describe the bug|bug description|bug report|(how|steps) to reproduce( the bug)?|to reproduce|reproduction"
-    r"|minimal (reproducible )?example|(expected|actual|current|observed) (behaviou?r|results?|outcome)"
-    r"|your project|screenshots?|additional (context|information|info)|extra tools|environment( info(rmation)?)?"
-    r"|system (info(rmation)?|details)|versions?|os|operating system|desktop|smartphone"
-    r"|what'?s the problem this feature will solve\??|describe the solution you'?d like|alternative solutions"
-    r"|describe alternatives you'?ve considered|is your feature request related to a problem\??( please describe\.?)?"
-    r"|proposed solution|motivation|checklist|code of conduct|[\w.-]+ version( info(rmation)?)?"
-    r"|(python|installed) packages)",
-    re.IGNORECASE,
+_ENVIRONMENT_TITLES = (
+    r"os|operating system|os ?/ ?environment|[\w.-]+ version( info(rmation)?)?|versions?|environment( info(rmation)?)?"
+    r"|extra tools|screenshots?|your project|desktop|smartphone|system (info(rmation)?|details)|(python|installed) packages"
+    r"|installation|additional dependencies|mvce confirmation"
 )
-"""Headings of GitHub's default issue templates and of the common project ones."""
-
-_ENVIRONMENT = re.compile(
-    r"(os|operating system|[\w.-]+ version( info(rmation)?)?|versions?|environment( info(rmation)?)?|extra tools"
-    r"|screenshots?|your project|desktop|smartphone|system (info(rmation)?|details)|(python|installed) packages)",
-    re.IGNORECASE,
-)
+_ENVIRONMENT = re.compile(_ENVIRONMENT_TITLES, re.IGNORECASE)
 """Template sections whose body is dropped with the heading: an OS name, version numbers, a
-package list, a screenshot, a link to the reporter's project."""
+package list, how it was installed, a screenshot, a link to the reporter's project."""
+
+_TEMPLATE_HEADING = re.compile(
+    r"describe the bug|bug (description|report|summary)|description|(how|steps|steps/code|code) to reproduce( the bug)?"
+    r"|to reproduce|reproduction( steps)?|code for reproduction|minimal (reproducible |complete verifiable )?example"
+    r"|(expected|actual|current|observed) (behaviou?r|results?|outcome)|what happened\??|what did you expect to happen\??"
+    r"|additional (context|information|info)|anything else we need to know\??|relevant log output|command used"
+    r"|[\w.-]+ output|configuration|what'?s the problem this feature will solve\??|describe the solution you'?d like"
+    r"|alternative solutions|describe alternatives you'?ve considered"
+    r"|is your feature request related to a problem\??( please describe\.?)?|proposed solution|motivation|checklist"
+    r"|code of conduct|" + _ENVIRONMENT_TITLES,
+    re.IGNORECASE,
+)
+"""Headings of GitHub's default issue templates and of widely used project ones (sphinx, pytest,
+matplotlib, scikit-learn, xarray, pylint, requests): only the heading goes, the text under it stays."""
 
 _HEADING = re.compile(r"^\s*(?:#{1,6}\s*(?P<atx>.+?)\s*#*\s*|\*\*(?P<bold>[^*]+?)\*\*\s*)$")
 _LINK = re.compile(
@@ -56,6 +58,7 @@ address such as ``http://:80`` in a message about a web server is content, not a
 _GITHUB_FILE = re.compile(r"https?://github\.com/[^/\s]+/[^/\s]+/(?:blob|tree)/[^/\s]+/(?P<path>[^\s#?)]+)")
 _HTML_TAG = re.compile(r"</?(?:details|summary|br|p|sub|sup|kbd|img)\b[^>]*>", re.IGNORECASE)
 _FENCE = ("```", "~~~")
+_HTML_COMMENT = re.compile(r"<!--.*?-->")
 
 
 def _kept_of_link(match: re.Match) -> str:
@@ -79,9 +82,33 @@ def _template_title(line: str) -> str | None:
     return title if _TEMPLATE_HEADING.fullmatch(title) else None
 
 
+def _without_comments(lines: list[str]):
+    """The lines with HTML comments (a template's ``<!-- Thanks for submitting … -->``, which
+    GitHub does not show but keeps in the text) taken out, outside fenced code."""
+    in_fence = in_comment = False
+    for line in lines:
+        if not in_comment and line.lstrip().startswith(_FENCE):
+            in_fence = not in_fence
+        if in_fence:
+            yield line
+            continue
+        if in_comment:
+            end = line.find("-->")
+            if end < 0:
+                continue
+            line, in_comment = line[end + 3:], False
+        line = _HTML_COMMENT.sub("", line)
+        start = line.find("<!--")
+        if start >= 0:
+            line, in_comment = line[:start], True
+            if not line.strip():
+                continue
+        yield line
+
+
 def strip_boilerplate(text: str) -> str:
-    """``text`` without issue-template headings, the environment sections under them and images,
-    a GitHub file link replaced by the file's path.
+    """``text`` without issue-template headings and comments, the environment sections under
+    them and images, a GitHub file link replaced by the file's path.
 
     Returns ``text`` unchanged when nothing would be left.
 
@@ -98,7 +125,7 @@ def strip_boilerplate(text: str) -> str:
     """
     out: list[str] = []
     dropping = in_fence = False
-    for line in text.splitlines():
+    for line in _without_comments(text.splitlines()):
         if line.lstrip().startswith(_FENCE):
             in_fence = not in_fence
             if not dropping:
