@@ -3,8 +3,9 @@ sections under them, and screenshots.
 
 A GitHub issue as its reporter opens it carries its template: ``### Describe the bug``,
 ``### How to Reproduce``, ``### Expected behavior``, ``### OS`` / ``mac``, ``### Python version`` /
-``3.9``, a screenshot, the template's own ``<!-- … -->`` instructions. Ranked as they are, those words match configuration, docs and any code that
-says *version*, *project* or *context*, and they pull the query's vector toward every bug report.
+``3.9``, a screenshot, the template's own ``<!-- … -->`` instructions. Ranked as they are, those
+words match configuration, docs and any code that says *version*, *project* or *context*, and they
+pull the query's vector toward every bug report.
 :func:`strip_boilerplate` removes them before a message ranks; the message the user typed (what
 the classifier grades, what the chat shows) is untouched.
 
@@ -24,6 +25,7 @@ sphinx 0.05 more at 8k but lost a case each on pytest issues and caddy.
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 _ENVIRONMENT_TITLES = (
     r"os|operating system|os ?/ ?environment|[\w.-]+ version( info(rmation)?)?|versions?|environment( info(rmation)?)?"
@@ -78,11 +80,12 @@ def _template_title(line: str) -> str | None:
     if heading is None:
         return None
     title = (heading.group("atx") or heading.group("bold")).strip()
-    title = re.sub(r"\s*\([^)]*\)\s*$", "", title.rstrip(":").strip()).strip().rstrip(":").strip()  # "Desktop (please complete …):"
+    # "Desktop (please complete the following information):" is the title "Desktop"
+    title = re.sub(r"\s*\([^)]*\)\s*$", "", title.rstrip(":").strip()).strip().rstrip(":").strip()
     return title if _TEMPLATE_HEADING.fullmatch(title) else None
 
 
-def _without_comments(lines: list[str]):
+def _without_comments(lines: list[str]) -> Iterator[str]:
     """The lines with HTML comments (a template's ``<!-- Thanks for submitting … -->``, which
     GitHub does not show but keeps in the text) taken out, outside fenced code."""
     in_fence = in_comment = False

@@ -86,8 +86,8 @@ class Query:
     def retrieval_text(self, previous_tokens: int = 120) -> str:
         """What the engine ranks against: the message, then the previous exchange, clipped.
 
-        The message goes without its issue-template headings and links
-        (:func:`~loom_nb.core.boilerplate.strip_boilerplate`). The previous question and the
+        The message goes without the form of an issue template (its headings, environment
+        sections and images: :func:`~loom_nb.core.boilerplate.strip_boilerplate`). The previous question and the
         start of the previous answer share ``previous_tokens`` (about ¾ as many words) and go
         second, so the message leads.
         """

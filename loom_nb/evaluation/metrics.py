@@ -7,9 +7,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-
+import numpy as np
 
 log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Loaded:
@@ -226,8 +227,6 @@ def paired_bootstrap(a: Sequence[float | None], b: Sequence[float | None], *, na
     >>> paired_bootstrap([0.5, None], [0.5, 0.2]).cases
     1
     """
-    import numpy as np
-
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be between 0 and 1, got {level!r}")
     if len(a) != len(b):

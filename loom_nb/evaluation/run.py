@@ -224,6 +224,7 @@ class EvalReport:
                 raise LoomError(f"strategy {name!r} is not in this report (it has {', '.join(self.strategies)})")
         if metric not in METRICS:
             raise LoomError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+
         def values(strategy: str) -> dict[str, float | None]:
             return {r.case_id: getattr(r.metrics, metric) for r in self.results if r.strategy == strategy and r.metrics is not None}
         va, vb = values(a), values(b)
