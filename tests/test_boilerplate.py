@@ -143,3 +143,14 @@ def test_template_comments_go_but_not_inside_code():
         "",
         "approx({'a': {'b': 1}})",
     ]
+
+
+def test_pasted_text_of_any_shape_passes_through():
+    """Every pattern runs on whatever a user pastes. A line of 100,000 '#' took the first
+    version's heading pattern about a minute (two parts could match the same characters);
+    each input here now takes milliseconds (benchmarks/README.md, 1 MB inputs)."""
+    for text in ("#" * 100_000 + " x", "[" * 100_000, "[a](https://x.io/" * 5_000, "<details" * 20_000,
+                 "**" + "a" * 100_000, "### " + " " * 100_000 + "x", ("[" * 1_990 + "\n") * 50):
+        assert strip_boilerplate(text) == text.strip()  # no template, no link to rewrite: unchanged
+    assert strip_boilerplate("<!--" * 50_000) == "<!--" * 50_000  # nothing would be left: as typed
+    assert strip_boilerplate("keep <!-- a -->" * 10_000 + "\n### OS\nLinux") == ("keep " * 10_000).strip()

@@ -50,17 +50,21 @@ _TEMPLATE_HEADING = re.compile(
 """Headings of GitHub's default issue templates and of widely used project ones (sphinx, pytest,
 matplotlib, scikit-learn, xarray, pylint, requests): only the heading goes, the text under it stays."""
 
-_HEADING = re.compile(r"^\s*(?:#{1,6}\s*(?P<atx>.+?)\s*#*\s*|\*\*(?P<bold>[^*]+?)\*\*\s*)$")
+_HEADING = re.compile(r"\s*(?:#{1,6}(?P<atx>[^#].*)|\*\*(?P<bold>[^*]+)\*\*\s*)")
+"""A markdown heading or a bold line. Written so that no two parts can match the same characters:
+every pattern here runs on whatever a user pastes, and each stays linear in the line's length."""
 _LINK = re.compile(
-    r"(?P<image>!?)\[(?P<text>[^\]]*)\]\((?P<target>https?://[^)\s]+)\)"
-    r"|<?(?P<bare>https?://(?:[\w-]+\.)+[A-Za-z]{2,}(?::\d+)?(?:[/?#][^\s<>()\[\]\"'`]*)?)>?"
+    r"(?P<image>!?)\[(?P<text>[^\]\[]{0,300})\]\((?P<target>https?://[^()\s]{1,500})\)"
+    r"|<?(?P<bare>https?://(?:[\w-]+\.)+[A-Za-z]{2,}(?::\d+)?(?:[/?#][^\s<>()\[\]\"'`]{0,500})?)>?"
 )
 """A markdown link or image to a web address, or a bare address with a real host name (an
 address such as ``http://:80`` in a message about a web server is content, not a link)."""
 _GITHUB_FILE = re.compile(r"https?://github\.com/[^/\s]+/[^/\s]+/(?:blob|tree)/[^/\s]+/(?P<path>[^\s#?)]+)")
-_HTML_TAG = re.compile(r"</?(?:details|summary|br|p|sub|sup|kbd|img)\b[^>]*>", re.IGNORECASE)
+_HTML_TAG = re.compile(r"</?(?:details|summary|br|p|sub|sup|kbd|img)\b[^<>]{0,200}>", re.IGNORECASE)
 _FENCE = ("```", "~~~")
-_HTML_COMMENT = re.compile(r"<!--.*?-->")
+LONG_LINE = 2000
+"""Lines longer than this (minified data, a pasted blob) are never a template heading or a link
+to rewrite; they pass through as they are, which keeps the bounded patterns cheap on them."""
 
 
 def _kept_of_link(match: re.Match) -> str:
@@ -76,10 +80,10 @@ def _kept_of_link(match: re.Match) -> str:
 
 def _template_title(line: str) -> str | None:
     """The title of a heading line (``### OS``, ``**To Reproduce**``) when it is a template's, else None."""
-    heading = _HEADING.match(line)
+    heading = _HEADING.fullmatch(line)
     if heading is None:
         return None
-    title = (heading.group("atx") or heading.group("bold")).strip()
+    title = (heading.group("atx") or heading.group("bold")).strip().rstrip("#").strip()
     # "Desktop (please complete the following information):" is the title "Desktop"
     title = re.sub(r"\s*\([^)]*\)\s*$", "", title.rstrip(":").strip()).strip().rstrip(":").strip()
     return title if _TEMPLATE_HEADING.fullmatch(title) else None
@@ -95,18 +99,23 @@ def _without_comments(lines: list[str]) -> Iterator[str]:
         if in_fence:
             yield line
             continue
-        if in_comment:
-            end = line.find("-->")
-            if end < 0:
-                continue
-            line, in_comment = line[end + 3:], False
-        line = _HTML_COMMENT.sub("", line)
-        start = line.find("<!--")
-        if start >= 0:
-            line, in_comment = line[:start], True
-            if not line.strip():
-                continue
-        yield line
+        touched = in_comment or "<!--" in line
+        kept, at = [], 0
+        while at <= len(line):  # str.find, left to right: linear however many markers a line has
+            if in_comment:
+                end = line.find("-->", at)
+                if end < 0:
+                    break
+                at, in_comment = end + 3, False
+            else:
+                start = line.find("<!--", at)
+                kept.append(line[at:] if start < 0 else line[at:start])
+                if start < 0:
+                    break
+                at, in_comment = start + 4, True
+        line = "".join(kept)
+        if line.strip() or not touched:  # a line that held only a comment goes
+            yield line
 
 
 def strip_boilerplate(text: str) -> str:
@@ -138,11 +147,15 @@ def strip_boilerplate(text: str) -> str:
             if not dropping:
                 out.append(line)
             continue
+        if len(line) > LONG_LINE:
+            if not dropping:
+                out.append(line)
+            continue
         title = _template_title(line)
         if title is not None:
             dropping = bool(_ENVIRONMENT.fullmatch(title))
             continue
-        if dropping and _HEADING.match(line):  # another heading ends the dropped section
+        if dropping and _HEADING.fullmatch(line):  # another heading ends the dropped section
             dropping = False
         if not dropping:
             out.append(_HTML_TAG.sub("", _LINK.sub(_kept_of_link, line)).rstrip())
