@@ -126,6 +126,23 @@ cells = [
         "assert deep.mode.name == 'fused'"
     ),
     new_markdown_cell(
+        "A question pasted from a bug report ranks without the report's form: the template's headings, the\n"
+        "OS, version and screenshot sections under them, and images go before ranking (a GitHub link to a file\n"
+        "becomes that file's path), while fenced code and the message as typed stay as they are. Otherwise\n"
+        "words such as *version* and *project* would pull in every configuration file. `Query.retrieval_text()`\n"
+        "shows what ranks; the top node is the note about users logged out every hour:"
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "from loom_nb import Query\n\n"
+        "report = ('Users are logged out every hour\\n\\n### Describe the bug\\n\\nThe refresh token is rejected with '\n"
+        "          'invalid_grant.\\n\\n### OS\\n\\nmacOS 14\\n\\n### Python version\\n\\n3.11\\n\\n'\n"
+        "          '![screenshot](https://example.com/shot.png)')\n"
+        "print(Query(report).retrieval_text())\n"
+        "top = loom.query(report, window=4096).rows(1)[0]\n"
+        "print(f'top: {top.node_id} {top.title!r}')"
+    ),
+    new_markdown_cell(
         "`mode=` still forces one, to compare: here BARE on the simple query. It skips the query's embedding,\n"
         "so the semantic signal is 0 for every node; with no concept near the query to anchor them, so are the\n"
         "structure signals (hop, density) under the default configuration. A node then counts as relevant only\n"
