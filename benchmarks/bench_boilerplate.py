@@ -40,6 +40,7 @@ INPUTS = {
     "lines of *": _lines("*"),
     "lines of ### **": _lines("### **"),
     "lines of https://a.": _lines("https://a."),
+    "headings of (": "\n".join(["### " + "(" * 1990] * (SIZE // 1995)),
     "a template issue, repeated": ("### Describe the bug\n\nIt fails.\n\n### OS\n\nLinux\n\n" * (SIZE // 48)),
 }
 

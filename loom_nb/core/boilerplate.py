@@ -50,9 +50,13 @@ _TEMPLATE_HEADING = re.compile(
 """Headings of GitHub's default issue templates and of widely used project ones (sphinx, pytest,
 matplotlib, scikit-learn, xarray, pylint, requests): only the heading goes, the text under it stays."""
 
-_HEADING = re.compile(r"\s*(?:#{1,6}(?P<atx>[^#].*)|\*\*(?P<bold>[^*]+)\*\*\s*)")
-"""A markdown heading or a bold line. Written so that no two parts can match the same characters:
-every pattern here runs on whatever a user pastes, and each stays linear in the line's length."""
+_HEADING = re.compile(r" {0,3}(?:#{1,6}(?P<atx>[^#].*)|\*\*(?P<bold>[^*]+)\*\*\s*)")
+"""A markdown heading or a bold line (indented by at most three spaces, as markdown has it: a
+``# comment`` in an indented block of pasted code is not a heading). Written so that no two parts
+can match the same characters: every pattern here runs on whatever a user pastes, and each stays
+linear in the line's length."""
+TITLE_CHARS = 200
+"""A template's heading is short; a longer one is the reporter's own."""
 _LINK = re.compile(
     r"(?P<image>!?)\[(?P<text>[^\]\[]{0,300})\]\((?P<target>https?://[^()\s]{1,500})\)"
     r"|<?(?P<bare>https?://(?:[\w-]+\.)+[A-Za-z]{2,}(?::\d+)?(?:[/?#][^\s<>()\[\]\"'`]{0,500})?)>?"
@@ -84,8 +88,10 @@ def _template_title(line: str) -> str | None:
     if heading is None:
         return None
     title = (heading.group("atx") or heading.group("bold")).strip().rstrip("#").strip()
+    if len(title) > TITLE_CHARS:
+        return None
     # "Desktop (please complete the following information):" is the title "Desktop"
-    title = re.sub(r"\s*\([^)]*\)\s*$", "", title.rstrip(":").strip()).strip().rstrip(":").strip()
+    title = re.sub(r"\s*\([^()]*\)\s*$", "", title.rstrip(":").strip()).strip().rstrip(":").strip()
     return title if _TEMPLATE_HEADING.fullmatch(title) else None
 
 
