@@ -74,6 +74,14 @@ def test_a_template_issue_keeps_its_words_and_code_and_loses_the_form():
     ]
 
 
+def test_an_environment_section_is_one_paragraph_and_what_follows_is_the_reporters():
+    text = ("Names are fully qualified\n\n### Screenshots\n\n![image](https://example.com/1.png)\n\n"
+            "The links work, but the names should be short.\n\n### OS\n\nLinux\n\n### Python version\n\n3.9")
+    assert strip_boilerplate(text) == "Names are fully qualified\n\nThe links work, but the names should be short."
+    versions = "Fails.\n\n### Versions\n\n```\nSystem:\n  python: 3.11\n```\n\nOnly on Windows."
+    assert strip_boilerplate(versions) == "Fails.\n\nOnly on Windows."
+
+
 def test_feature_request_and_bold_headings():
     text = ("**Is your feature request related to a problem? Please describe.**\nColours are lost in CI logs.\n\n"
             "**Describe the solution you'd like**\nHonour FORCE_COLOR.\n\n"

@@ -27,14 +27,17 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from .classify import FENCE
+
 _ENVIRONMENT_TITLES = (
     r"os|operating system|os ?/ ?environment|[\w.-]+ version( info(rmation)?)?|versions?|environment( info(rmation)?)?"
     r"|extra tools|screenshots?|your project|desktop|smartphone|system (info(rmation)?|details)|(python|installed) packages"
     r"|installation|additional dependencies|mvce confirmation"
 )
 _ENVIRONMENT = re.compile(_ENVIRONMENT_TITLES, re.IGNORECASE)
-"""Template sections whose body is dropped with the heading: an OS name, version numbers, a
-package list, how it was installed, a screenshot, a link to the reporter's project."""
+"""Template sections whose body (its first paragraph) is dropped with the heading: an OS name,
+version numbers, a package list, how it was installed, a screenshot, a link to the reporter's
+project. A paragraph after it is the reporter's own text and stays."""
 
 _TEMPLATE_HEADING = re.compile(
     r"describe the bug|bug (description|report|summary)|description|(how|steps|steps/code|code) to reproduce( the bug)?"
@@ -65,7 +68,6 @@ _LINK = re.compile(
 address such as ``http://:80`` in a message about a web server is content, not a link)."""
 _GITHUB_FILE = re.compile(r"https?://github\.com/[^/\s]+/[^/\s]+/(?:blob|tree)/[^/\s]+/(?P<path>[^\s#?)]+)")
 _HTML_TAG = re.compile(r"</?(?:details|summary|br|p|sub|sup|kbd|img)\b[^<>]{0,200}>", re.IGNORECASE)
-_FENCE = ("```", "~~~")
 LONG_LINE = 2000
 """Lines longer than this (minified data, a pasted blob) are never a template heading or a link
 to rewrite; they pass through as they are, which keeps the bounded patterns cheap on them."""
@@ -95,15 +97,19 @@ def _template_title(line: str) -> str | None:
     return title if _TEMPLATE_HEADING.fullmatch(title) else None
 
 
-def _without_comments(lines: list[str]) -> Iterator[str]:
-    """The lines with HTML comments (a template's ``<!-- Thanks for submitting … -->``, which
-    GitHub does not show but keeps in the text) taken out, outside fenced code."""
+def _marked_lines(lines: list[str]) -> Iterator[tuple[str, bool]]:
+    """Each line and whether it belongs to fenced code (fence lines included, by
+    :data:`~loom_nb.core.classify.FENCE`, the classifier's rule), with HTML comments (a
+    template's ``<!-- Thanks for submitting … -->``, which GitHub does not show but keeps in the
+    text) taken out of the lines outside fences."""
     in_fence = in_comment = False
     for line in lines:
-        if not in_comment and line.lstrip().startswith(_FENCE):
+        if not in_comment and FENCE.match(line):
             in_fence = not in_fence
+            yield line, True
+            continue
         if in_fence:
-            yield line
+            yield line, True
             continue
         touched = in_comment or "<!--" in line
         kept, at = [], 0
@@ -121,7 +127,7 @@ def _without_comments(lines: list[str]) -> Iterator[str]:
                 at, in_comment = start + 4, True
         line = "".join(kept)
         if line.strip() or not touched:  # a line that held only a comment goes
-            yield line
+            yield line, False
 
 
 def strip_boilerplate(text: str) -> str:
@@ -142,28 +148,22 @@ def strip_boilerplate(text: str) -> str:
     'How are concepts named?'
     """
     out: list[str] = []
-    dropping = in_fence = False
-    for line in _without_comments(text.splitlines()):
-        if line.lstrip().startswith(_FENCE):
-            in_fence = not in_fence
-            if not dropping:
-                out.append(line)
+    dropping = seen = False  # in an environment section; and past the first line of its body
+    for line, fenced in _marked_lines(text.splitlines()):
+        plain = not fenced and len(line) <= LONG_LINE  # pasted code and blobs are never rewritten
+        if plain:
+            title = _template_title(line)
+            if title is not None:
+                dropping, seen = bool(_ENVIRONMENT.fullmatch(title)), False
+                continue
+            if dropping and _HEADING.fullmatch(line):  # another heading ends the section
+                dropping = False
+        if dropping:  # the section's body is its first paragraph: "mac", "3.9", a package list
+            if line.strip() or fenced:
+                seen = True
+            elif seen:
+                dropping = False  # what follows the blank line is the reporter's again
             continue
-        if in_fence:
-            if not dropping:
-                out.append(line)
-            continue
-        if len(line) > LONG_LINE:
-            if not dropping:
-                out.append(line)
-            continue
-        title = _template_title(line)
-        if title is not None:
-            dropping = bool(_ENVIRONMENT.fullmatch(title))
-            continue
-        if dropping and _HEADING.fullmatch(line):  # another heading ends the dropped section
-            dropping = False
-        if not dropping:
-            out.append(_HTML_TAG.sub("", _LINK.sub(_kept_of_link, line)).rstrip())
+        out.append(_HTML_TAG.sub("", _LINK.sub(_kept_of_link, line)).rstrip() if plain else line)
     stripped = re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
     return stripped if stripped else text

@@ -40,7 +40,9 @@ MAX_PROSE_CHARS = 20_000  # prose sample for textstat and word statistics
 EXACT_TOKEN_CHARS = 100_000  # longer texts are counted in line-aligned chunks (within a few tokens)
 TINY_LINES, TINY_TOKENS = 3, 24  # a segment under both is merged into a neighbour when splitting
 
-_FENCE = re.compile(r"\s{0,3}(```|~~~)\s*([\w+#.-]*)")
+FENCE = re.compile(r"\s{0,3}(```|~~~)\s*([\w+#.-]*)")
+"""A line that opens or closes a fenced block (``match``; group 2 is the language). Any fence
+closes the open block; core.boilerplate leaves what lies between untouched by the same rule."""
 _TIMESTAMP = re.compile(
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"                        # ISO 2024-05-01 12:00
     r"|\[\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]"                    # [12:00:01]
@@ -135,7 +137,7 @@ def _table_rows(cut: list[str]) -> set[int]:
     yaml: list[int] = []
     for i, line in enumerate(cut + [""]):
         n = line.count(",")
-        ok = n >= 2 and max(len(f) for f in line.split(",")) <= 40 and not _FENCE.match(line)
+        ok = n >= 2 and max(len(f) for f in line.split(",")) <= 40 and not FENCE.match(line)
         if csv and (not ok or n != cut[csv[0]].count(",")):
             rows.update(csv if len(csv) >= 3 else ())
             csv = []
@@ -178,9 +180,9 @@ def _scan(text: str) -> _Scan:
     fences: list[tuple[int, int, str]] = []
     i = 0
     while i < len(lines):
-        fence = _FENCE.match(cut[i])
+        fence = FENCE.match(cut[i])
         if fence:  # the block runs to the next fence line (or the end when unclosed)
-            j = next((k for k in range(i + 1, len(lines)) if _FENCE.match(cut[k])), len(lines))
+            j = next((k for k in range(i + 1, len(lines)) if FENCE.match(cut[k])), len(lines))
             fences.append((i, j, fence.group(2).lower()))
             labels[i] = "fence"
             if j < len(lines):

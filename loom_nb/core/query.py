@@ -10,6 +10,7 @@ exchange, clipped.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Iterable, Mapping
 
 from .boilerplate import strip_boilerplate
@@ -83,15 +84,21 @@ class Query:
                 break
         return question, answer
 
+    @cached_property
+    def ranked_message(self) -> str:
+        """The message as it ranks: without the form of an issue template (its headings,
+        environment sections and images: :func:`~loom_nb.core.boilerplate.strip_boilerplate`).
+        Computed once per query; :meth:`retrieval_text` and :meth:`vector_text` both read it."""
+        return strip_boilerplate(self.message)
+
     def retrieval_text(self, previous_tokens: int = 120) -> str:
         """What the engine ranks against: the message, then the previous exchange, clipped.
 
-        The message goes without the form of an issue template (its headings, environment
-        sections and images: :func:`~loom_nb.core.boilerplate.strip_boilerplate`). The previous question and the
-        start of the previous answer share ``previous_tokens`` (about ¾ as many words) and go
-        second, so the message leads.
+        The message goes as :attr:`ranked_message`. The previous question and the start of the
+        previous answer share ``previous_tokens`` (about ¾ as many words) and go second, so the
+        message leads.
         """
-        message = strip_boilerplate(self.message)
+        message = self.ranked_message
         question, answer = self.previous_exchange
         if not question:
             return message
