@@ -18,6 +18,7 @@ import sys
 import textwrap
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ import pytest
 qdrant_client = pytest.importorskip("qdrant_client")
 
 from loom_nb import HashingEmbedder, Loom, LoomError  # noqa: E402
+from loom_nb.core import graph as graph_module  # noqa: E402
 from loom_nb.core.errors import EmbeddingMismatchError, SessionFormatError  # noqa: E402
 from loom_nb.core.qdrant_store import QdrantStore, _named_points, connect  # noqa: E402
 from loom_nb.core.store import GRAPH_FILE, load_graph  # noqa: E402
@@ -95,7 +97,18 @@ def test_a_malformed_location_says_what_to_write(spec, message):
 # -- the same answers --------------------------------------------------------------------------
 
 
-def test_numpy_and_qdrant_sessions_load_the_same_nodes(tmp_path):
+class _FrozenClock(datetime):
+    """Every ``created`` stamp reads the same second, so two builds can be compared whole."""
+
+    @classmethod
+    def now(cls, tz=None):
+        return cls(2026, 1, 1, tzinfo=tz)
+
+
+def test_numpy_and_qdrant_sessions_load_the_same_nodes(tmp_path, monkeypatch):
+    # The two sessions are indexed one after the other; on a loaded machine they straddle a
+    # second and their nodes' creation stamps differ (CI failed on this once). Freeze the clock.
+    monkeypatch.setattr(graph_module, "datetime", _FrozenClock)
     workspace = tmp_path / "ws"
     make_workspace(workspace)
     indexed(tmp_path / "np", workspace, None)
