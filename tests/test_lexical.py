@@ -21,6 +21,7 @@ from loom_nb.core.lexical import (
     tagged_paths,
     terms,
 )
+from loom_nb.core.paths import line_mention_rows, line_mentions
 
 # -- analysis ---------------------------------------------------------------------------------
 
@@ -368,6 +369,59 @@ def test_tagged_mask_folder_and_file():
     assert tagged_mask(["./loom_nb/rank.py", "readme.md"], paths).tolist() == [0.0, 0.0, 1.0, 0.0, 1.0]
     assert tagged_mask([], paths).tolist() == [0.0] * 5
     assert tagged_mask(tagged_paths("check @loom_nb/index/"), paths).tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
+
+
+# -- places a traceback points at -------------------------------------------------------------------
+
+TRACEBACK = """Traceback (most recent call last):
+  File ".../sympy_bug.py", line 5, in <module>
+  File "...\\lib\\site-packages\\sympy\\core\\function.py", line 1307, in __new__
+    v = _sympify(v)
+  File "/usr/lib/site-packages/sympy/core/sympify.py", line 449, in sympify
+  File "/usr/lib/site-packages/sympy/core/sympify.py", line 449, in sympify
+sympy.core.sympify.SympifyError: SympifyError: 'x'"""
+
+
+def test_line_mentions_read_frames_and_file_line_forms():
+    assert line_mentions(TRACEBACK) == [
+        (".../sympy_bug.py", 5, None),  # <module> names no function
+        ("...\\lib\\site-packages\\sympy\\core\\function.py", 1307, "__new__"),
+        ("/usr/lib/site-packages/sympy/core/sympify.py", 449, "sympify"),  # once, though printed twice
+    ]
+    assert line_mentions("goroutine 1:\n\t/go/src/gin/context.go:174 +0x1d\nsrc/_pytest/main.py:88: in wrap") == [
+        ("/go/src/gin/context.go", 174, None), ("src/_pytest/main.py", 88, "wrap")]
+    assert line_mentions("#0 /app/src/Logger.php(45): x\nin /app/src/Handler.php on line 12") == [
+        ("/app/src/Logger.php", 45, None), ("/app/src/Handler.php", 12, None)]
+    # no line, a line 0, a non-code file or a version number: nothing
+    assert line_mentions("see rank.py, at line 0: x.py:0, notes.txt:12, python3.11:4") == []
+    many = "\n".join(f'  File "a/m{i}.py", line {i + 1}, in f' for i in range(100))
+    assert len(line_mentions(many)) == 40 and line_mentions(many)[-1] == ("a/m99.py", 100, "f")  # the deepest
+
+
+def test_line_mentions_stay_linear_on_any_paste():
+    """A first version read "a path, then .py:12" with one pattern, which retries every start
+    of a run of path characters: 32,000 'a' took it 8 s, quadratic. Each shape here takes
+    milliseconds now (benchmarks/bench_boilerplate.py times 1 MB of each)."""
+    for text in ("a" * 200_000, "a." * 100_000, "/" * 200_000, 'File "a' * 30_000, "x" * 200_000 + ".py:1"):
+        assert line_mentions(text) == ([("x" * 400 + ".py", 1, None)] if text.endswith(":1") else [])  # a path is read back 400 characters at most
+    assert line_mentions("a.py:1" * 30_000) == [("a.py", 1, None), ("1a.py", 1, None)]
+
+
+def test_line_mention_rows_pick_the_unit_at_the_line():
+    paths = ["sympy/core/function.py"] * 3 + ["sympy/core/sympify.py", "docs/function.py", None]
+    spans = {0: (1, 40, "function.py (module)"), 1: (41, 1400, "function.py:41-1400 Derivative"),
+             2: (1290, 1330, "function.py:1290-1330 Derivative.__new__"), 3: (400, 470, "sympify.py:400-470 sympify"),
+             4: (1, 9, "function.py:1-9 doc")}
+    rows = line_mention_rows(TRACEBACK, paths, spans.get)
+    assert rows.tolist() == [0, 0, 1, 1, 0, 0]  # the narrowest unit holding line 1307; sympify.py:449
+    # the code moved since the traceback: the frame's function, nearest its line, is taken
+    moved = {**spans, 2: (1500, 1540, "function.py:1500-1540 Derivative.__new__")}
+    assert line_mention_rows(TRACEBACK, paths, moved.get).tolist() == [0, 0, 1, 1, 0, 0]
+    # a bare basename two files share names neither; a path outside the workspace names nothing
+    assert line_mention_rows("function.py:1307 and /elsewhere/other.py:3", paths, spans.get).tolist() == [0] * 6
+    assert line_mention_rows("sympify.py:449", paths, spans.get).tolist() == [0, 0, 0, 1, 0, 0]
+    assert line_mention_rows("/venv/site-packages/numpy/sympify.py:449", paths, spans.get).tolist() == [0] * 6
+    assert line_mention_rows("", paths, spans.get).tolist() == [0] * 6
 
 
 # -- scale -----------------------------------------------------------------------------------------

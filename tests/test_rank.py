@@ -158,6 +158,21 @@ def test_lexical_signals_make_named_files_relevant():
     assert r.top(1)[0][0] == "n2"
 
 
+def test_a_backticked_name_that_tags_no_file_still_counts_as_words():
+    g = lexical_graph()
+    # a bare basename in backticks names no workspace path: it is a mention, as when typed plainly
+    plain, ticked = (rank(g, np.array(unit(0)), query=q) for q in ("what is in rank.py?", "what is in `rank.py`?"))
+    assert raw_signal(ticked, "n1", "path_mention") == raw_signal(plain, "n1", "path_mention") == 0.7
+    assert raw_signal(ticked, "n1", "tagged") == 0.0
+    # a dotted API name looks like a file to tagged_paths; its words must still match
+    r = rank(g, np.array(unit(0)), query="`graph.save_graph` drops the folder")
+    assert raw_signal(r, "n3", "terms") == 1.0 and r.top(1)[0][0] == "n3"
+    # a tag that names a file leaves the words, so its folder does not name the siblings
+    r = rank(g, np.array(unit(0)), query="see `loom_nb/core/graph.py`")
+    assert raw_signal(r, "n2", "tagged") == 1.0
+    assert [raw_signal(r, n, "path_mention") for n in ("n1", "n2", "n3")] == [0.0, 0.0, 0.0]
+
+
 def test_git_dirty_signal_reads_the_last_refresh():
     g = lexical_graph()
     g.metadata["workspace"] = {"root": "/x", "files": {}, "dirty": ["loom_nb/core/store.py"]}
@@ -221,3 +236,18 @@ def test_file_weight_lifts_the_units_of_the_best_file():
     again = plain.reweighted(config)
     assert again.signals[:, -1].tolist() == pytest.approx(r.signals[:, -1].tolist())
     assert again.scores.tolist() == pytest.approx(r.scores.tolist())
+
+
+def test_a_traceback_frame_tags_the_unit_at_its_line(tmp_path):
+    from loom_nb import HashingEmbedder, Loom
+    from test_index import make_workspace
+
+    make_workspace(tmp_path / "ws")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(tmp_path / "ws", wait=True, progress=False)
+    frame = 'Traceback (most recent call last):\n  File "/home/me/proj/app/tokens.py", line 10, in refresh\nTypeError: boom'
+    result = loom.query(f"The dashboard crashes on login.\n\n```\n{frame}\n```", budget=400)
+    tagged = [nid for nid in result.ranking.node_ids if result.ranking.raw(nid)["tagged"] == 1.0]
+    assert [loom.graph.node(nid).title for nid in tagged] == ["app/tokens.py:8-11 refresh"]
+    assert result.ranking.top(1)[0][0] == tagged[0]
+    assert tagged[0] in result.loaded

@@ -56,6 +56,22 @@ cells = [
         "assert all(row.title.startswith('git.py') for row in tagged.rows(3))"
     ),
     new_markdown_cell(
+        "A pasted traceback points at lines. Each frame in a workspace file tags the unit that holds its line\n"
+        "(the frame's path may be another machine's: it only has to end in a workspace path), and when the code\n"
+        "has moved since, the frame's function nearest that line. The message below says nothing else about git:"
+    ),
+    new_code_cell(
+        "source = (workspace / 'git.py').read_text().splitlines()\n"
+        "line = next(n for n, text in enumerate(source, 1) if text.startswith('def head_commit')) + 1\n"
+        "trace = ('Traceback (most recent call last):\\n'\n"
+        "         f'  File \"/home/me/.venv/lib/site-packages/loom_nb/index/git.py\", line {line}, in head_commit\\n'\n"
+        "         'TypeError: expected str, bytes or os.PathLike object, not NoneType')\n"
+        "pasted = loom.query(f'Indexing crashes on my laptop:\\n\\n```\\n{trace}\\n```', budget=2000)\n"
+        "top = pasted.rows(1)[0]\n"
+        "print(top.title, '| tagged', pasted.ranking.raw(top.node_id)['tagged'])\n"
+        "assert top.title.endswith(' head_commit') and top.decision == 'loaded'"
+    ),
+    new_markdown_cell(
         "## Structure\n\n"
         "Imports and calls become edges between nodes, so hop distance and link density follow the code as\n"
         "well as the concepts. `structure_of` lists a node's code neighbours:"

@@ -7,6 +7,7 @@ path is the strongest signal, a mentioned one a strong one).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
 
 import numpy as np
@@ -273,3 +274,117 @@ def tagged_mask(tags: list[str], paths: list[str | None]) -> np.ndarray:
         if tag:
             hit |= (unique == tag) | np.char.startswith(unique, tag + "/")
     return np.where(has & hit[inverse], 1.0, 0.0) if unique.size else np.zeros(has.size)
+
+
+# -- places a traceback or a message points at: a file and a line ---------------------------------
+
+MAX_LINE_MENTIONS = 40
+"""At most this many distinct (file, line) places are read from one message, the deepest
+(last) ones: a recursion error repeats its few frames hundreds of times."""
+
+MAX_MENTION_PATH = 400
+"""Characters of path read before a ``file:line`` place; a longer run is not a path."""
+
+_PY_FRAME = re.compile(r'File "([^"\n]{1,%d})", line (\d{1,7})(?:, in ([\w<>.]{1,200}))?' % MAX_MENTION_PATH)
+_CODE_EXT = "|".join(sorted((e[1:] for e in CODE_EXTENSIONS), key=len, reverse=True))
+_PLACE_END = re.compile(
+    rf"\.({_CODE_EXT})"  # the end of a source file's name, then where in it:
+    r"(?::(\d{1,7})(?::\d+)?(?::? in (\w{1,200}))?"  # file.go:12, file.py:12: in name, file.ts:12:5
+    r"|\((\d{1,7})\)"  # PHP's #0 /src/Foo.php(45): ...
+    r"| on line (\d{1,7}))"  # PHP's "in /src/Foo.php on line 45"
+)
+_PATH_CHARS = frozenset("_.~\\/-")
+
+
+def _path_before(text: str, end: int) -> str:
+    """The path-like run of characters ending at ``end`` (at most :data:`MAX_MENTION_PATH`).
+    Read backwards by hand: a pattern for "path, then .ext:line" retries every start of a
+    long run of word characters, quadratic in its length."""
+    start, low = end, max(0, end - MAX_MENTION_PATH)
+    while start > low and (text[start - 1].isalnum() or text[start - 1] in _PATH_CHARS):
+        start -= 1
+    return text[start:end]
+
+
+def line_mentions(query: str) -> list[tuple[str, int, str | None]]:
+    """The places a message points at: ``(path, line, function or None)``, one per distinct
+    place, in the order they appear, at most the last :data:`MAX_LINE_MENTIONS`.
+
+    Python traceback frames (``File "…/pkg/mod.py", line 12, in name``) and ``file:line``
+    forms of other languages' traces and messages (Go's ``/src/pkg/file.go:12 +0x1d``,
+    pytest's ``src/pkg/mod.py:12: in name``, PHP's ``Foo.php(45)`` and ``Foo.php on line
+    45``). Paths keep what was written (an absolute path from another machine, backslashes);
+    :func:`line_mention_rows` finds the workspace file it ends in.
+
+    >>> line_mentions('File "/usr/lib/site-packages/sympy/core/function.py", line 1307, in __new__')
+    [('/usr/lib/site-packages/sympy/core/function.py', 1307, '__new__')]
+    >>> line_mentions("panic at /go/src/gin/context.go:12 +0x1d; see binding.go:40 and Foo.php(7)")
+    [('/go/src/gin/context.go', 12, None), ('binding.go', 40, None), ('Foo.php', 7, None)]
+    """
+    found: dict[tuple[str, int], str | None] = {}
+    frame_starts: list[int] = []  # a frame's own "x.py" is not read again as a place
+    frame_ends: list[int] = []
+    for match in _PY_FRAME.finditer(query):
+        path, line, name = match.group(1), int(match.group(2)), match.group(3)
+        found.setdefault((path, line), None if name in (None, "<module>") else name)
+        frame_starts.append(match.start())
+        frame_ends.append(match.end())
+    for match in _PLACE_END.finditer(query):
+        stem = _path_before(query, match.start())
+        inside = bisect_right(frame_starts, match.start()) - 1
+        if not stem or not (stem[-1].isalnum() or stem[-1] in "_-") or (inside >= 0 and match.start() < frame_ends[inside]):
+            continue
+        line = next(int(g) for g in (match.group(2), match.group(4), match.group(5)) if g)
+        found.setdefault((f"{stem}.{match.group(1)}", line), match.group(3))
+    places = [(path, line, name) for (path, line), name in found.items() if line > 0]
+    return places[-MAX_LINE_MENTIONS:]
+
+
+def line_mention_rows(query: str, paths: list[str | None], span_of) -> np.ndarray:
+    """1.0 for each row a message's :func:`line_mentions` point at, else 0.
+
+    A mention's file is the one workspace path its path ends in (``…\\site-packages\\sympy\\
+    core\\function.py`` is ``sympy/core/function.py``); a bare basename counts only when one
+    file has it, and a longer path that ends in no workspace path is another tree's (a frame
+    in ``site-packages/numpy/core/numeric.py`` does not name ``sympy/core/numeric.py``, but
+    it names ``numeric.py`` at the root of a workspace that is the package itself). In that file the row is the narrowest unit whose lines hold the line. A
+    traceback may come from another version of the code, so when the frame names its
+    function and the unit at the line is not that function, the file's unit of that name
+    nearest the line is taken instead, if there is one.
+
+    ``span_of(row)`` gives ``(first_line, last_line, title)`` or ``None``; it is called only
+    for rows of mentioned files, so the cost follows the mentions, not the graph.
+    """
+    out = np.zeros(len(paths))
+    places = line_mentions(query) if query else []
+    if not places or not len(paths):
+        return out
+    table = _table(paths)
+    if table.unique.size == 0:
+        return out
+    where = {path: k for k, path in enumerate(table.unique.tolist()) if path}
+    for path, line, name in places:
+        segments = _normalise_path(path).lower().split("/")
+        file = next((where[s] for s in ("/".join(segments[i:]) for i in range(len(segments))) if s in where), None)
+        if file is None and len(segments) == 1:  # a bare basename; a longer path is another tree's
+            same = np.flatnonzero(table.basenames == segments[-1])
+            file = int(same[0]) if same.size == 1 else None
+        if file is None:
+            continue
+        rows = np.flatnonzero((table.inverse == file) & table.has)
+        spans = [(int(r), span_of(int(r))) for r in rows.tolist()]
+        spans = [(r, s) for r, s in spans if s is not None]
+        holding = sorted((b - a, r, title) for r, (a, b, title) in spans if a <= line <= b)
+        chosen = holding[0][1] if holding else None
+        if name and not (holding and _unit_name(holding[0][2]) == name):
+            named = sorted((min(abs(a - line), abs(b - line)), r) for r, (a, b, title) in spans if _unit_name(title) == name)
+            chosen = named[0][1] if named else chosen
+        if chosen is not None:
+            out[chosen] = 1.0
+    return out
+
+
+def _unit_name(title: str) -> str:
+    """The function or class a unit's title ends with: ``rank.py:10-20 Loom.query`` → ``query``."""
+    last = title.rsplit(" ", 1)[-1]
+    return last.rsplit(".", 1)[-1]

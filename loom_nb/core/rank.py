@@ -19,7 +19,7 @@ from .config import CONTENT_TYPES, SIGNALS, LoomConfig, Weights
 from .arrays import GraphArrays
 from .graph import LoomGraph
 from .lexical import normalise_scores
-from .paths import path_mentions, path_roles, tagged_mask, tagged_paths
+from .paths import line_mention_rows, path_mentions, path_roles, tagged_mask, tagged_paths
 
 MAX_HOPS = 5
 """Hop distances past this are treated as unreachable (signal 0.5**4 ≈ 0.06 already)."""
@@ -189,7 +189,8 @@ def density_signal(
 
 def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=()) -> tuple[np.ndarray, ...]:
     """The four lexical signals of seed 004, each 0–1: BM25F terms (normalised by the best
-    match), path mention, explicit tag, and git-dirty file.
+    match), path mention, explicit tag (or the unit a traceback frame points at), and
+    git-dirty file.
 
     Rows in ``exclude`` score no terms: a chat's own message matches its words best of all
     and would otherwise set the scale that pushes every real match down."""
@@ -197,8 +198,13 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
         empty = np.zeros(0)
         return empty, empty, empty, empty
     tags = tagged_paths(query) if query else []
+    has_paths = any(p is not None for p in paths)
+    # A tag that names a file is its own signal, and its path words would match every
+    # sibling file, so its text leaves the words. A tag that names no file stays a word:
+    # `pytest.approx`, `re.Pattern` or a bare `dpll2.py` is what the user is asking about.
+    tags = [tag for tag in tags if has_paths and tagged_mask([tag], paths).any()]
     words = query
-    for tag in tags:  # a tag is its own signal; its path words would match every sibling file
+    for tag in tags:
         words = words.replace(f"@{tag}", " ").replace(f"`{tag}`", " ")
     if words.strip():
         raw = np.array(graph.lexical.score(words, n), dtype=float)
@@ -207,14 +213,27 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
         terms = normalise_scores(raw)
     else:
         terms = np.zeros(n)
-    if not any(p is not None for p in paths):
+    if not has_paths:
         zeros = np.zeros(n)
         return terms, zeros, zeros, zeros
     mention = path_mentions(words, paths)  # a tag is its own signal, and its folder names no sibling
     tagged = tagged_mask(tags, paths) if tags else np.zeros(n)
+    tagged = np.maximum(tagged, line_mention_rows(query, paths, _span_reader(graph)))  # a traceback's frames
     dirty_files = set(graph.metadata.get("workspace", {}).get("dirty", ()))
     dirty = tagged_mask(sorted(dirty_files), paths) if dirty_files else np.zeros(n)
     return terms, mention, tagged, dirty
+
+
+def _span_reader(graph: LoomGraph):
+    """``row -> (first line, last line, title)`` of a content row's code unit, or None."""
+    ids = graph.content_vectors.ids
+
+    def span_of(row: int):
+        node = graph.node(ids[row])
+        ref = node.reference
+        return (int(ref.lines[0]), int(ref.lines[-1]), node.title) if ref is not None and len(ref.lines) else None
+
+    return span_of
 
 
 FILE_COLUMN = SIGNALS.index("file")
