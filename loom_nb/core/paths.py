@@ -347,10 +347,12 @@ def line_mention_rows(query: str, paths: list[str | None], span_of) -> np.ndarra
     core\\function.py`` is ``sympy/core/function.py``); a bare basename counts only when one
     file has it, and a longer path that ends in no workspace path is another tree's (a frame
     in ``site-packages/numpy/core/numeric.py`` does not name ``sympy/core/numeric.py``, but
-    it names ``numeric.py`` at the root of a workspace that is the package itself). In that file the row is the narrowest unit whose lines hold the line. A
-    traceback may come from another version of the code, so when the frame names its
-    function and the unit at the line is not that function, the file's unit of that name
-    nearest the line is taken instead, if there is one.
+    it names ``numeric.py`` at the root of a workspace that is the package itself).
+
+    In that file the row is the narrowest unit whose lines hold the line. A traceback may
+    come from another version of the code, so when the frame names its function and the
+    unit at the line is not that function, the file's unit of that name nearest the line is
+    taken instead, if there is one.
 
     ``span_of(row)`` gives ``(first_line, last_line, title)`` or ``None``; it is called only
     for rows of mentioned files, so the cost follows the mentions, not the graph.
