@@ -9,7 +9,7 @@ import pytest
 
 from loom_nb import HashingEmbedder, Loom
 from loom_nb.cli import main
-from test_index import FILES, make_workspace
+from test_index import make_workspace
 
 QUESTION = "How does rotate treat the refresh token in tokens.py, and what does billing/invoice.py do with zebras?"
 
@@ -39,6 +39,15 @@ def test_items_are_the_loaded_rows_with_where_why_terms_and_snippet(indexed):
         number, text = line.split(": ", 1)
         assert source[int(number) - 1] == text
     assert "14: def rotate(store):" in rotate.snippet
+
+
+def test_a_unit_a_traceback_points_at_says_why(indexed):
+    loom, _ = indexed
+    frame = 'Traceback (most recent call last):\n  File "/srv/app/app/tokens.py", line 15, in rotate\nKeyError: x'
+    pack = loom.query(f"Logins fail:\n\n```\n{frame}\n```", budget=600).pack()
+    first = pack.items[0]
+    assert first.title.endswith(" rotate")
+    assert first.reasons[0] == "the question tags its file or points at its lines (a traceback frame, file:line)"
 
 
 def test_open_questions_say_what_nothing_loaded_covers(indexed):

@@ -156,7 +156,7 @@ def _reasons(row, matched: dict[str, list[str]], limit: int = 3) -> list[str]:
 
 _SIGNAL_WORDS = {
     "path_mention": "the question names its file",
-    "tagged": "its file was tagged in the question",
+    "tagged": "the question tags its file or points at its lines (a traceback frame, file:line)",
     "semantic": "close in meaning to the question (similarity {signal:.2f})",
     "file": "other parts of its file match the question",
     "git_dirty": "its file has uncommitted changes",
