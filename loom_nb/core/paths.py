@@ -1,7 +1,8 @@
 """What a request says about paths: files it names (full path, basename, stem or folder),
-paths it tags (``@path`` or in backticks), and each path's role (program code, test, other).
-These are signals of their own in :mod:`loom_nb.core.rank` (seed 004: an explicitly tagged
-path is the strongest signal, a mentioned one a strong one).
+paths it tags (``@path`` or in backticks), the lines its tracebacks and ``file:line`` places
+point at, and each path's role (program code, test, other). These are signals of their own in
+:mod:`loom_nb.core.rank` (seed 004: an explicitly tagged path is the strongest signal, a
+mentioned one a strong one; a traceback frame points as surely as a tag).
 """
 
 from __future__ import annotations
