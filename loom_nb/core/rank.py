@@ -197,12 +197,12 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
     if n == 0:
         empty = np.zeros(0)
         return empty, empty, empty, empty
-    tags = tagged_paths(query) if query else []
     has_paths = any(p is not None for p in paths)
     # A tag that names a file is its own signal, and its path words would match every
     # sibling file, so its text leaves the words. A tag that names no file stays a word:
     # `pytest.approx`, `re.Pattern` or a bare `dpll2.py` is what the user is asking about.
-    tags = [tag for tag in tags if has_paths and tagged_mask([tag], paths).any()]
+    masks = {tag: tagged_mask([tag], paths) for tag in tagged_paths(query)} if query and has_paths else {}
+    tags = [tag for tag, mask in masks.items() if mask.any()]
     words = query
     for tag in tags:
         words = words.replace(f"@{tag}", " ").replace(f"`{tag}`", " ")
@@ -217,8 +217,9 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
         zeros = np.zeros(n)
         return terms, zeros, zeros, zeros
     mention = path_mentions(words, paths)  # a tag is its own signal, and its folder names no sibling
-    tagged = tagged_mask(tags, paths) if tags else np.zeros(n)
-    tagged = np.maximum(tagged, line_mention_rows(query, paths, _span_reader(graph)))  # a traceback's frames
+    tagged = line_mention_rows(query, paths, _span_reader(graph))  # the units a traceback's frames point at
+    for tag in tags:
+        tagged = np.maximum(tagged, masks[tag])
     dirty_files = set(graph.metadata.get("workspace", {}).get("dirty", ()))
     dirty = tagged_mask(sorted(dirty_files), paths) if dirty_files else np.zeros(n)
     return terms, mention, tagged, dirty
