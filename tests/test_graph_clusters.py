@@ -37,20 +37,29 @@ def open_page(page, path):
 
 def click_node(page, node_id, until: str | None = None):
     """A real mouse click where vis-network drew ``node_id``; with ``until`` (a JS condition),
-    clicked again (at most three times) while the condition has not come true: on a loaded
-    machine the first click can land while the view is still being fitted to the page."""
+    clicked again (at most three times) while the condition has not come true.
+
+    Each attempt first moves the pointer off the canvas (a node's tooltip, drawn above the
+    pointer, cannot cover the next click) and centres the view on the node at scale 1, so the
+    node is large on screen and a view still being fitted cannot move it from under the click.
+    A final miss reports what was under the pointer."""
+    seen = []
     for attempt in range(3):
+        page.mouse.move(1, 1)
+        page.evaluate(f"network.moveTo({{position: network.getPositions(['{node_id}'])['{node_id}'], scale: 1, animation: false}})")
         at = page.evaluate(f"network.canvasToDOM(network.getPositions(['{node_id}'])['{node_id}'])")
         box = page.locator("#mynetwork").bounding_box()
-        page.mouse.click(box["x"] + at["x"], box["y"] + at["y"])
+        x, y = box["x"] + at["x"], box["y"] + at["y"]
+        page.mouse.click(x, y)
         if until is None:
             return
         try:
             page.wait_for_function(until, timeout=10_000, polling=100)  # not per frame: the click handler sets it
             return
         except Exception:
-            if attempt == 2:
-                raise
+            seen.append(page.evaluate(
+                f"[network.getNodeAt({{x: {at['x']}, y: {at['y']}}}) || null, document.elementFromPoint({x}, {y}).tagName]"))
+    raise AssertionError(f"three clicks on {node_id} did not make {until!r} true; under the pointer: {seen}")
 
 
 def test_a_large_session_is_drawn_as_its_concepts_and_a_click_unfolds_one(big, tmp_path):
