@@ -251,3 +251,30 @@ def test_a_traceback_frame_tags_the_unit_at_its_line(tmp_path):
     assert [loom.graph.node(nid).title for nid in tagged] == ["app/tokens.py:8-11 refresh"]
     assert result.ranking.top(1)[0][0] == tagged[0]
     assert tagged[0] in result.loaded
+
+
+def test_translation_catalogs_rank_below_the_code_that_reads_them(tmp_path):
+    """Sphinx ships a generated ``sphinx.js`` per language under ``locale/<lang>/LC_MESSAGES``;
+    a question about locales matched their words and filled the context with them."""
+    from loom_nb import HashingEmbedder, Loom
+
+    ws = tmp_path / "ws"
+    (ws / "docgen").mkdir(parents=True)
+    (ws / "docgen" / "i18n.py").write_text(
+        "def locale_fallback(language):\n    \"\"\"Pick the catalog locale for a language tag.\"\"\"\n"
+        "    return language.replace('-', '_')\n", encoding="utf-8")
+    for lang in ("fr", "de", "zh_CN", "pt_BR", "sr_RS", "en_GB"):
+        folder = ws / "docgen" / "locale" / lang / "LC_MESSAGES"
+        folder.mkdir(parents=True)
+        (folder / "docgen.js").write_text(
+            f'Documentation.addTranslations({{"locale": "{lang}", "messages": {{"language": "locale language tag"}}}});\n',
+            encoding="utf-8")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, wait=True, progress=False)
+    result = loom.query("locale fallback for a language tag", budget=2000)
+    top = result.ranking.top(1)[0][0]
+    assert loom.graph.node(top).title.startswith("docgen/i18n.py")
+    catalogs = [nid for nid in result.ranking.node_ids if "LC_MESSAGES" in (loom.graph.node(nid).reference.file or "")]
+    assert len(catalogs) == 6
+    code_provenance = result.ranking.raw(top)["provenance"]
+    assert all(result.ranking.raw(nid)["provenance"] < code_provenance for nid in catalogs)

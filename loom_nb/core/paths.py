@@ -221,7 +221,11 @@ CODE_EXTENSIONS: frozenset[str] = frozenset({
 """Extensions of program source files."""
 
 _TEST_PARTS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
-_NOT_CODE_PARTS = frozenset({"docs", "doc", "docs_src", "vendor", "third_party", "node_modules", ".github"})
+_NOT_CODE_PARTS = frozenset({"docs", "doc", "docs_src", "vendor", "third_party", "node_modules", ".github", "lc_messages"})
+"""Folders whose files are not the program's source whatever their extension. ``LC_MESSAGES`` is
+gettext's catalog folder: sphinx ships a generated ``sphinx.js`` per language there, dozens of
+near-identical files that a question about locales or languages otherwise fills the budget with
+(measured on sphinx issues: benchmarks/README.md, 'Translation catalogs are not code')."""
 ROLES: tuple[str, ...] = ("", "code", "test", "other")
 """Codes of :func:`path_roles`: no path, program source, tests, everything else."""
 
@@ -229,13 +233,15 @@ ROLES: tuple[str, ...] = ("", "code", "test", "other")
 @lru_cache(maxsize=1 << 16)
 def file_role(path: str) -> str:
     """What a workspace file is: ``"code"`` (program source), ``"test"`` or ``"other"``
-    (docs, changelogs, configuration, data, vendored code).
+    (docs, changelogs, configuration, data, vendored code, translation catalogs).
 
     Tests are files under a test folder or named as tests are in their language
     (``test_x.py``, ``x_test.go``, ``x.spec.ts``, ``conftest.py``).
 
     >>> [file_role(p) for p in ("src/flask/app.py", "tests/test_app.py", "context_test.go", "docs/conf.py", "CHANGELOG.md")]
     ['code', 'test', 'test', 'other', 'other']
+    >>> file_role("sphinx/locale/fr/LC_MESSAGES/sphinx.js"), file_role("sphinx/locale/__init__.py")
+    ('other', 'code')
     """
     parts = path.replace("\\", "/").lower().split("/")
     name, folders = parts[-1], set(parts[:-1])
