@@ -278,3 +278,24 @@ def test_translation_catalogs_rank_below_the_code_that_reads_them(tmp_path):
     assert len(catalogs) == 6
     code_provenance = result.ranking.raw(top)["provenance"]
     assert all(result.ranking.raw(nid)["provenance"] < code_provenance for nid in catalogs)
+
+
+def test_a_basename_many_test_roots_share_names_none_of_them(tmp_path):
+    """Every sphinx issue's template mentions conf.py, and sphinx's test roots hold a hundred:
+    each took the basename mention and became relevant. The one program file named in the
+    same message keeps its mention."""
+    from loom_nb import HashingEmbedder, Loom
+
+    ws = tmp_path / "ws"
+    (ws / "docgen").mkdir(parents=True)
+    (ws / "docgen" / "highlighting.py").write_text("def highlight(code, lexer):\n    return lexer(code)\n", encoding="utf-8")
+    for k in range(6):
+        root = ws / "tests" / "roots" / f"test-root{k}"
+        root.mkdir(parents=True)
+        (root / "conf.py").write_text(f"project = 'root{k}'\nextensions = []\n", encoding="utf-8")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, wait=True, progress=False)
+    result = loom.query("With this conf.py, highlighting.py drops the lexer", budget=2000)
+    mention = {loom.graph.node(nid).reference.file: result.ranking.raw(nid)["path_mention"] for nid in result.ranking.node_ids}
+    assert mention["docgen/highlighting.py"] == 0.7
+    assert [f for f, v in mention.items() if f.endswith("conf.py") and v > 0] == []
