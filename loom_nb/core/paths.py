@@ -3,6 +3,9 @@ paths it tags (``@path`` or in backticks), the lines its tracebacks and ``file:l
 point at, and each path's role (program code, test, other). These are signals of their own in
 :mod:`loom_nb.core.rank` (seed 004: an explicitly tagged path is the strongest signal, a
 mentioned one a strong one; a traceback frame points as surely as a tag).
+
+Size: four readers of one subject (mentions, tags, line places, roles) and the path table they
+share, worked out once per paths column; each reader has its doctests beside it.
 """
 
 from __future__ import annotations
