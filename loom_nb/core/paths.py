@@ -102,20 +102,22 @@ class _PathTable:
         self.stems = np.array([b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in names], dtype=str)
         self.has_extension = self.stems != self.basenames
         self.folders = np.array([p.rsplit("/", 2)[-2] if p.count("/") else "" for p in self.unique.tolist()], dtype=str)
+        # each unique file's role (code into ROLES; 0 without a path), read once for the
+        # shared-name test below and for roles()
+        self.role_codes = np.array([ROLES.index(file_role(p)) if p else 0 for p in raw.tolist()], dtype=np.int64)
         # a name is shared when more files *of one role* have it: src/_pytest/fixtures.py is the
         # one program file named fixtures, whatever the tests and docs beside it are called
-        roles = np.array([file_role(p) if p else "" for p in raw.tolist()], dtype=str)
-        self.basename_shared = _shared_by_more(np.char.add(roles, np.char.add("/", self.basenames)), MAX_FILES_PER_NAME)
-        self.stem_shared = _shared_by_more(np.char.add(roles, np.char.add("/", self.stems)), MAX_FILES_PER_NAME)
+        role_prefix = np.char.add(self.role_codes.astype(str), "/")
+        self.basename_shared = _shared_by_more(np.char.add(role_prefix, self.basenames), MAX_FILES_PER_NAME)
+        self.stem_shared = _shared_by_more(np.char.add(role_prefix, self.stems), MAX_FILES_PER_NAME)
         for array in (self.unique, self.inverse, self.has, self.basenames, self.stems, self.has_extension, self.folders,
-                      self.basename_shared, self.stem_shared):
+                      self.role_codes, self.basename_shared, self.stem_shared):
             array.setflags(write=False)  # shared by every query on the column
         self._roles: np.ndarray | None = None
 
     def roles(self) -> np.ndarray:
         if self._roles is None:
-            codes = np.array([ROLES.index(file_role(p)) if p else 0 for p in self.raw.tolist()], dtype=np.int64)
-            self._roles = codes[self.inverse] if self.raw.size else np.zeros(self.has.size, dtype=np.int64)
+            self._roles = self.role_codes[self.inverse] if self.raw.size else np.zeros(self.has.size, dtype=np.int64)
             self._roles.setflags(write=False)
         return self._roles
 
