@@ -14,7 +14,9 @@ Every row counts failures; the bar is 0 in each.
    and query may raise ``LoomError`` and nothing else;
 4. crafted session folders that try to read a file outside their workspace;
 5. node bodies that try to forge prompt structure (parsed back from the prompt);
-6. Ollama faults against the stand-in server: no call may outlive its configured timeout.
+6. Ollama faults against the stand-in server: no call may outlive its configured timeout;
+7. refreshes of a workspace while another thread queries it (a chat's background indexer):
+   no exception on either thread, and the last refresh's units are found by their names.
 """
 
 from __future__ import annotations
@@ -278,6 +280,50 @@ def probe_hangs() -> dict:
     return {"faults": faults, "over_timeout": over, "slowest_seconds": slowest}
 
 
+# -- 7. refreshes beside queries ----------------------------------------------------------------
+
+
+def probe_refresh_beside_queries(refreshes: int = 40) -> dict:
+    """A refresh once compacted the lexical index outside the graph's lock; a query on another
+    thread compacting it at the same moment left its tables of different sizes (IndexError on
+    either thread, about once in a dozen refreshes of this workspace)."""
+    import threading
+
+    ws = Path(tempfile.mkdtemp(prefix="loom-refresh-")) / "ws"
+    ws.mkdir()
+    for i in range(60):
+        (ws / f"m{i}.py").write_text("\n\n".join(f"def f{i}_{j}(x):\n    return x + {j}  # word{i} thing{j}" for j in range(20)))
+    loom = Loom(embedder=HashingEmbedder(64))
+    loom.index(ws, progress=False, wait=True)
+    stop, query_errors, index_errors, queries = threading.Event(), [], [], [0]
+
+    def ask():
+        while not stop.is_set():
+            try:
+                loom.query("word3 thing7 return", budget=500)
+                queries[0] += 1
+            except Exception as exc:  # counted, not raised: the thread must go on asking
+                query_errors.append(repr(exc))
+
+    asker = threading.Thread(target=ask, daemon=True)
+    asker.start()
+    last = 0
+    for last in range(refreshes):
+        for i in range(0, 60, 3):
+            (ws / f"m{i}.py").write_text("\n\n".join(
+                f"def g{last}_{i}_{j}(y):\n    return y * {j}  # word{i} other{last}" for j in range(20 + last % 5)))
+        try:
+            loom.index(ws, progress=False, wait=True)
+        except Exception as exc:
+            index_errors.append(repr(exc))
+            break
+    stop.set()
+    asker.join(30)
+    found = f"g{last}_3_7" in loom.query(f"g{last}_3_7", budget=500).prompt
+    return {"refreshes": last + 1, "queries": queries[0], "index_errors": len(index_errors),
+            "query_errors": len(query_errors), "not_found": int(not found), "examples": (index_errors + query_errors)[:2]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=200)
@@ -293,7 +339,7 @@ def main() -> int:
         "mutations": mutations(args.mutations, args.seed),
         "escape": outside_bytes(),
     }
-    for extra in ("forgery", "hangs"):
+    for extra in ("forgery", "hangs", "refresh_beside_queries"):
         probe = globals().get(f"probe_{extra}")
         if probe is not None:
             results[extra] = probe()
@@ -311,6 +357,11 @@ def main() -> int:
         rows.append([f"forging bodies ({results['forgery']['payloads']})", "forged structure lines", results["forgery"]["forged_lines"]])
     if "hangs" in results:
         rows.append([f"Ollama faults ({results['hangs']['faults']})", "calls over their timeout", results["hangs"]["over_timeout"]])
+    if "refresh_beside_queries" in results:
+        r = results["refresh_beside_queries"]
+        rows.append([f"refreshes beside queries ({r['refreshes']}, {r['queries']} queries)", "exceptions on either thread",
+                     r["index_errors"] + r["query_errors"]])
+        rows.append(["", "last refresh's units not found", r["not_found"]])
     table("Issue 13: failures per probe (the bar is 0 everywhere)", ["probe", "what is counted", "count"], rows,
           note=f"unlocked writers: {w['refused_unlocked_saves']} saves refused with SessionConflictError (not lost: never acknowledged); "
                f"mutations: {m['loom_errors']} LoomError, {m['seconds']:.0f} s; kills: {k['nodes_at_end']} nodes at the end, {k['seconds']:.0f} s")
@@ -320,6 +371,8 @@ def main() -> int:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
     failures = k["wrong_texts"] + k["unopenable"] + w["lost_updates"] + w["unopenable"] + m["outside_loom_error"] + e["prompts_with_outside_bytes"]
     failures += results.get("forgery", {}).get("forged_lines", 0) + results.get("hangs", {}).get("over_timeout", 0)
+    r = results.get("refresh_beside_queries", {})
+    failures += r.get("index_errors", 0) + r.get("query_errors", 0) + r.get("not_found", 0)
     return 1 if failures else 0
 
 

@@ -323,3 +323,33 @@ def test_the_exit_does_not_wait_for_a_warm_up_ranking_nobody_asked_for(tmp_path,
     started = time.perf_counter()
     engine._join_warm_up()  # what the interpreter's exit runs
     assert time.perf_counter() - started < 30 and loom._asked.is_set()
+
+
+def test_a_refresh_changes_the_lexical_index_and_the_edges_only_under_the_graphs_lock(workspace, tmp_path, monkeypatch):
+    """A query on another thread (a chat's background indexer, the warm-up ranking an open
+    starts) holds the graph's lock and may compact the lexical index itself. A refresh that
+    compacted it without the lock once ran beside such a ranking and left its row and length
+    tables of different sizes (``IndexError`` in ``_compact``, on a mined history's sibling
+    trees): every compaction and every edge change must happen under the lock."""
+    from loom_nb.core.lexical import LexicalIndex
+
+    loom = synchronous(workspace, tmp_path / "s")
+    held = []
+    compact, clear = LexicalIndex._compact, type(loom.graph).clear_structure
+
+    def watched_compact(index):
+        held.append(("compact", loom.graph.lock._is_owned()))
+        return compact(index)
+
+    def watched_clear(graph):
+        held.append(("clear", graph.lock._is_owned()))
+        return clear(graph)
+
+    monkeypatch.setattr(LexicalIndex, "_compact", watched_compact)
+    monkeypatch.setattr(type(loom.graph), "clear_structure", watched_clear)
+    tokens = workspace / "app" / "tokens.py"
+    tokens.write_text(tokens.read_text() + "\n\ndef revoke_token(token):\n    return None\n")
+    report = loom.index(workspace, progress=False, wait=True)
+    assert report.files_indexed == 1 and report.nodes_added
+    assert ("compact", True) in held and ("clear", True) in held
+    assert all(owned for _, owned in held), held

@@ -844,6 +844,7 @@ class LoomGraph:
         self._touch()
         return True
 
+    @_locked
     def clear_structure(self) -> None:
         """Remove every code-structure edge (the indexer recomputes them all)."""
         if len(self._structure) == 0:

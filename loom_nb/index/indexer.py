@@ -325,11 +325,15 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     state["units_version"] = UNITS_VERSION
     state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh
     graph.metadata["workspace"] = state
-    if todo or stale_paths or graph.structure_count == 0:
-        report.structure_edges = link_structure(graph, files)
-    else:
-        report.structure_edges = graph.structure_count
-    graph.lexical.compact()
+    # under the lock: a query on another thread (a chat's background indexer, the warm-up
+    # ranking an open starts) reads the edges and compacts the lexical index itself, and two
+    # compactions at once left its row and length tables of different sizes
+    with graph.lock:
+        if todo or stale_paths or graph.structure_count == 0:
+            report.structure_edges = link_structure(graph, files)
+        else:
+            report.structure_edges = graph.structure_count
+        graph.lexical.compact()
     if jobs:
         graph.metadata["pending_vectors"] = [job.node_id for job in jobs]
         report.vectors_pending = len(jobs)
