@@ -280,6 +280,32 @@ def test_translation_catalogs_rank_below_the_code_that_reads_them(tmp_path):
     assert all(result.ranking.raw(nid)["provenance"] < code_provenance for nid in catalogs)
 
 
+
+def test_benchmarks_rank_below_the_code_they_exercise(tmp_path):
+    """xarray's ``asv_bench/benchmarks/rolling.py`` times the rolling code with the words a
+    commit about it uses, and outranked the code itself. A benchmark folder is read as tests
+    are; Rust's ``benches/``, which changes with the crate's API, stays program code."""
+    from loom_nb import HashingEmbedder, Loom
+
+    ws = tmp_path / "ws"
+    (ws / "arrays").mkdir(parents=True)
+    (ws / "arrays" / "rolling.py").write_text(
+        "def rolling_mean(values, window):\n    \"\"\"Mean over a moving window.\"\"\"\n"
+        "    return [sum(values[i:i + window]) / window for i in range(len(values) - window + 1)]\n", encoding="utf-8")
+    for folder in ("asv_bench/benchmarks", "benchmarks", "benches"):
+        (ws / folder).mkdir(parents=True)
+        (ws / folder / "rolling.py").write_text(
+            "from arrays.rolling import rolling_mean\n\n\ndef time_rolling_mean_window():\n"
+            "    \"\"\"Time the rolling mean over a moving window.\"\"\"\n"
+            "    rolling_mean(list(range(1000)), window=10)  # rolling mean moving window\n", encoding="utf-8")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, wait=True, progress=False)
+    result = loom.query("rolling mean over a moving window", budget=2000)
+    provenance = {loom.graph.node(nid).reference.file: result.ranking.raw(nid)["provenance"]
+                  for nid in result.ranking.node_ids}
+    assert provenance["asv_bench/benchmarks/rolling.py"] == provenance["benchmarks/rolling.py"] < provenance["arrays/rolling.py"]
+    assert provenance["benches/rolling.py"] == provenance["arrays/rolling.py"]
+
 def test_a_basename_many_test_roots_share_names_none_of_them(tmp_path):
     """Every sphinx issue's template mentions conf.py, and sphinx's test roots hold a hundred:
     each took the basename mention and became relevant. The one program file named in the

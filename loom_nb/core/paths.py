@@ -254,7 +254,12 @@ CODE_EXTENSIONS: frozenset[str] = frozenset({
 })
 """Extensions of program source files."""
 
-_TEST_PARTS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
+_TEST_PARTS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures",
+                         "benchmarks", "benchmark", "asv_bench"})
+"""Folders of tests, and of benchmarks, which exercise the program as tests do and restate its
+names: on xarray's commits ``asv_bench/benchmarks/rolling.py`` outranked the code a message
+named (benchmarks/README.md, 'Benchmark folders are not the program'). Rust's ``benches/`` is
+not here: a crate's benches call its API and change with it (gold in 4 pydantic commits)."""
 _NOT_CODE_PARTS = frozenset({"docs", "doc", "docs_src", "vendor", "third_party", "node_modules", ".github", "lc_messages"})
 """Folders whose files are not the program's source whatever their extension. ``LC_MESSAGES`` is
 gettext's catalog folder: sphinx ships a generated ``sphinx.js`` per language there, dozens of
@@ -266,7 +271,7 @@ ROLES: tuple[str, ...] = ("", "code", "test", "other")
 
 @lru_cache(maxsize=1 << 16)
 def file_role(path: str) -> str:
-    """What a workspace file is: ``"code"`` (program source), ``"test"`` or ``"other"``
+    """What a workspace file is: ``"code"`` (program source), ``"test"`` (tests and benchmarks) or ``"other"``
     (docs, changelogs, configuration, data, vendored code, translation catalogs).
 
     Tests are files under a test folder or named as tests are in their language
@@ -276,6 +281,8 @@ def file_role(path: str) -> str:
     ['code', 'test', 'test', 'other', 'other']
     >>> file_role("sphinx/locale/fr/LC_MESSAGES/sphinx.js"), file_role("sphinx/locale/__init__.py")
     ('other', 'code')
+    >>> file_role("asv_bench/benchmarks/rolling.py"), file_role("xarray/computation/rolling.py")
+    ('test', 'code')
     """
     parts = path.replace("\\", "/").lower().split("/")
     name, folders = parts[-1], set(parts[:-1])
