@@ -306,6 +306,31 @@ def test_benchmarks_rank_below_the_code_they_exercise(tmp_path):
     assert provenance["asv_bench/benchmarks/rolling.py"] == provenance["benchmarks/rolling.py"] < provenance["arrays/rolling.py"]
     assert provenance["benches/rolling.py"] == provenance["arrays/rolling.py"]
 
+
+def test_vendored_code_ranks_below_the_program(tmp_path):
+    """astropy ships expat's and cfitsio's C sources under ``cextern/`` and configobj under
+    ``astropy/extern/``: a commit about parsing XML loaded the vendored parser before its own."""
+    from loom_nb import HashingEmbedder, Loom
+
+    ws = tmp_path / "ws"
+    sources = {
+        "skylib/io/xml_reader.py": "def parse_xml_table(text):\n    \"\"\"Parse an XML table document.\"\"\"\n    return text.split('<tr>')\n",
+        "cextern/expat/lib/xmlparse.c": "/* parse an XML table document */\nint parse_xml_table(const char *text) { return 0; }\n",
+        "skylib/extern/xmltool/parse.py": "def parse_xml_table(text):\n    \"\"\"Parse an XML table document.\"\"\"\n    return []\n",
+        "src/pkg/_vendor/xmltool.py": "def parse_xml_table(text):\n    \"\"\"Parse an XML table document.\"\"\"\n    return []\n",
+    }
+    for rel, text in sources.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text, encoding="utf-8")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, wait=True, progress=False)
+    result = loom.query("parse an XML table document", budget=2000)
+    provenance = {}
+    for nid in result.ranking.node_ids:
+        provenance.setdefault(loom.graph.node(nid).reference.file, result.ranking.raw(nid)["provenance"])
+    assert loom.graph.node(result.ranking.top(1)[0][0]).reference.file == "skylib/io/xml_reader.py"
+    assert all(provenance[f] < provenance["skylib/io/xml_reader.py"] for f in sources if f != "skylib/io/xml_reader.py")
+
 def test_a_basename_many_test_roots_share_names_none_of_them(tmp_path):
     """Every sphinx issue's template mentions conf.py, and sphinx's test roots hold a hundred:
     each took the basename mention and became relevant. The one program file named in the

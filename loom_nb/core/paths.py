@@ -260,11 +260,15 @@ _TEST_PARTS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs
 names: on xarray's commits ``asv_bench/benchmarks/rolling.py`` outranked the code a message
 named (benchmarks/README.md, 'Benchmark folders are not the program'). Rust's ``benches/`` is
 not here: a crate's benches call its API and change with it (gold in 4 pydantic commits)."""
-_NOT_CODE_PARTS = frozenset({"docs", "doc", "docs_src", "vendor", "third_party", "node_modules", ".github", "lc_messages"})
+_NOT_CODE_PARTS = frozenset({"docs", "doc", "docs_src", "vendor", "third_party", "node_modules", ".github", "lc_messages",
+                             "extern", "cextern", "_vendor", "vendored", "thirdparty", "3rdparty"})
 """Folders whose files are not the program's source whatever their extension. ``LC_MESSAGES`` is
 gettext's catalog folder: sphinx ships a generated ``sphinx.js`` per language there, dozens of
 near-identical files that a question about locales or languages otherwise fills the budget with
-(measured on sphinx issues: benchmarks/README.md, 'Translation catalogs are not code')."""
+(measured on sphinx issues: benchmarks/README.md, 'Translation catalogs are not code'). The
+vendoring folders beside ``vendor`` (astropy's ``extern/`` and ``cextern/``, pip's ``_vendor/``)
+hold other projects' code: astropy's commits loaded expat's and cfitsio's C sources. Not
+``external``: sympy's ``sympy/external`` is its own code."""
 ROLES: tuple[str, ...] = ("", "code", "test", "other")
 """Codes of :func:`path_roles`: no path, program source, tests, everything else."""
 
@@ -283,6 +287,8 @@ def file_role(path: str) -> str:
     ('other', 'code')
     >>> file_role("asv_bench/benchmarks/rolling.py"), file_role("xarray/computation/rolling.py")
     ('test', 'code')
+    >>> file_role("cextern/expat/lib/xmlparse.c"), file_role("astropy/extern/configobj/configobj.py")
+    ('other', 'other')
     """
     parts = path.replace("\\", "/").lower().split("/")
     name, folders = parts[-1], set(parts[:-1])
