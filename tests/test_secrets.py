@@ -135,3 +135,31 @@ def test_masking_is_remembered_per_text_and_bounded(monkeypatch):
     assert secrets._MASKED.total <= 800
     secrets.mask_secrets(text)
     assert len(calls) == 42
+
+
+@pytest.mark.parametrize("line", [
+    'HeaderXCSRFToken = "X-CSRF-Token"',              # echo: a header's name, not a token
+    'TokenLookup: "header:X-CSRF-Token,form:csrf"',   # a setting whose name starts with "token"
+    '"token_type": "Bearer"',
+    'token_endpoint = "http://localhost:8080/token/refresh"',
+    'token_file_path = "~/.config/release-token"',
+    '"color-api-keyword": "#000000bd"',               # sympy's docs theme
+    '"secret": "{env.CADDY_VARS_TEST_SECRET}"',       # a template, filled in elsewhere
+    'docs = "https://user:pass@example.com"',         # the docs' placeholder credentials
+    'proxy = "https://${PROXY_USER}:${PROXY_PASSWORD}@proxy:3128"',
+])
+def test_names_and_settings_that_only_look_like_credentials_are_left_alone(line):
+    assert find_secrets(line) == [] and mask_secrets(line)[0] == line
+
+
+@pytest.mark.parametrize("line, kind, value", [
+    ('refresh_token = "demo_refresh_token_12345"', "password-like", "demo_refresh_token_12345"),
+    ('cookieHashPolicy := CookieHashSelection{Secret: "hunter2"}', "password-like", "hunter2"),
+    ("model = Model(password='IAmSensitive')", "password-like", "IAmSensitive"),  # a password may be letters alone
+    ('api_key_prod = "k9Xq2LmW"', "password-like", "k9Xq2LmW"),
+    ('DATABASE_URL = "postgres://app:S3cret-pw@db:5432/prod"', "url-password", "S3cret-pw"),
+    ("REDIS_URL=redis://:Sup3rS3cret@cache:6379/0", "url-password", "Sup3rS3cret"),
+])
+def test_credentials_in_assignments_and_urls_are_masked(line, kind, value):
+    masked, found = mask_secrets(line)
+    assert [f.kind for f in found] == [kind] and value not in masked and len(masked) == len(line)

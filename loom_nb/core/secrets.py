@@ -17,10 +17,18 @@ must stay fast. The rules:
   ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``), Slack (``xox?-``), Stripe
   (``sk_live_``…), OpenAI and Anthropic (``sk-…``, ``sk-ant-…``), Google API keys (``AIza…``),
   JSON web tokens (``eyJ….eyJ….…``);
-- a quoted literal of 6 or more characters assigned to a name that says password, secret,
-  token, API key or private key (``password = "hunter22"``; ``password = get_password()``
-  is a call, not a literal, and is left alone), and the same names in ``KEY=value`` lines of
-  env files and shell; a number, a hex digest or a lower-case identifier is not taken for one;
+- a quoted literal of 6 or more characters assigned to a name that ends in password, secret,
+  token, API key or private key (``password = "hunter22"``, ``refresh_token = "…"``;
+  ``password = get_password()`` is a call, not a literal, and is left alone), and the same names
+  in ``KEY=value`` lines of env files and shell. The word must end the name, give or take a
+  suffix such as ``_value`` or ``_prod``: ``token_endpoint``, ``TokenLookup``, ``token_type`` and
+  ``api-keyword`` name something else. Not taken for a credential: a number, a hex digest, a
+  lower-case identifier, a URL without a user in it, a path, a template (``{env.SECRET}``), and,
+  unless the name says password, letters and separators with no digit (``"X-CSRF-Token"``,
+  ``"header:X-Token,form:csrf"``, ``"Bearer"``): header names and settings, where a token or
+  key of random characters has digits;
+- the password of a URL that carries one (``postgres://app:s3cret@db/prod``); a template
+  (``${DB_PASSWORD}``) or a lower-case word (``user:pass@`` in docs) is left alone;
 - a quoted literal of 32 or more characters of base64 or hex-and-letters in an assignment
   whose Shannon entropy is above 4.2 bits per character (random keys; a hex digest has at
   most 4.0, so hashes are left alone).
@@ -76,11 +84,18 @@ _PREFIXES = {"aws-access-key": ("AKIA", "ASIA"), "github-token": ("gh", "github_
 _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S)
 _NAMES = r"(?:pass(?:word|wd)?|pwd|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|access[_-]?token|token|private[_-]?key)"
 _QUOTED = re.compile(r"[:=]\s*([\"'])([^\"'\s]{6,})\1")
-_NAME_BEFORE = re.compile(rf"(?i){_NAMES}[\w-]*[\"']?\s*$")
-"""A quoted literal assigned to a password-like name: the literal is found first (a cheap
-pattern), then the name is looked for in the 48 characters before it."""
+_NAME_SUFFIX = r"(?:[_-]?(?:value|val|str|string|bytes|b64|base64|hash|hashed|plain|raw|enc|encrypted|prod|dev|test|live|staging|base|env|[0-9]+))*"
+_NAME_BEFORE = re.compile(rf"(?i)({_NAMES}){_NAME_SUFFIX}[\"']?\s*$")
+"""A quoted literal assigned to a name that ends in a password-like word: the literal is found
+first (a cheap pattern), then the name is looked for in the 48 characters before it."""
+_PASSWORD_WORD = re.compile(r"(?i)pass(?:word|wd)?|pwd")
+_WORDS_ONLY = re.compile(r"[A-Za-z]+(?:[-_.:,/ ]+[A-Za-z]*)*")
+"""Letters and separators, no digit: a header name or a setting (``X-CSRF-Token``, ``form:csrf``)."""
+_NOT_A_VALUE = re.compile(r"(?i)^(?:[a-z][a-z0-9+.-]*://[^@\s]*|[~.]{0,2}/\S*|#[0-9a-f]{3,8}|\{.*\}|\{\{.*\}\})$")
+"""A URL with no user in it, a path, a colour, a template: never a credential by itself."""
 _ENV_NAMES = r"(?:PASSWORD|PASSWD|PWD|SECRET|API_?KEY|ACCESS_?KEY|AUTH_?TOKEN|ACCESS_?TOKEN|TOKEN|PRIVATE_?KEY)"
 _ENV_LINE = re.compile(rf"(?m)^\s*(?:export\s+)?[A-Z0-9_]*{_ENV_NAMES}[A-Z0-9_]*\s*=\s*([^\s\"'#()][^\s#()]{{5,}})\s*$")
+_URL_PASSWORD = re.compile(r"://[^/\s:@'\"]*:([^@\s/'\"]{3,})@")
 _LONG_LITERAL = re.compile(r"[:=]\s*([\"'])([A-Za-z0-9+/=_-]{32,})\1")
 _PLACEHOLDER = re.compile(r"(?i)^(?:x+|\*+|changeme|change_me|password|secret|example\w*|dummy\w*|test\w*|your[_-]\w+|<.*>|\$\{.*\}|%\(.*\)s)$")
 
@@ -90,6 +105,18 @@ def _plausible(value: str) -> bool:
     or a lower-case identifier or dotted name (``ollama_first_token_timeout``, ``core.tokens``)."""
     return not (_PLACEHOLDER.match(value) or re.fullmatch(r"[\d_.,]+", value) or re.fullmatch(r"[0-9a-f]{32,}", value)
                 or re.fullmatch(r"\[[a-z-]+\]\**", value) or (re.fullmatch(r"[a-z_][a-z0-9_.]*", value) and not re.search(r"\d", value)))
+
+
+def _literal_fits(value: str, word: str) -> bool:
+    """Whether a literal assigned to a name ending in ``word`` can be a credential: not a URL,
+    path, colour or template, and, unless ``word`` says password, not letters alone.
+
+    >>> _literal_fits("X-CSRF-Token", "Token"), _literal_fits("hunter22", "Secret"), _literal_fits("IAmSensitive", "password")
+    (False, True, True)
+    """
+    if _NOT_A_VALUE.match(value):
+        return False
+    return bool(_PASSWORD_WORD.fullmatch(word)) or not _WORDS_ONLY.fullmatch(value)
 
 
 def _entropy(value: str) -> float:
@@ -103,22 +130,11 @@ def find_secrets(text: str) -> list[Finding]:
     >>> [f.kind for f in find_secrets('key = "AKIAIOSFODNN7EXAMPLE"\\npassword = get_password()')]
     ['aws-access-key']
     """
-    spans: list[tuple[int, int, str]] = []
-    for m in _PRIVATE_KEY.finditer(text):
-        spans.append((m.start(), m.end(), "private-key"))
+    spans: list[tuple[int, int, str]] = [(m.start(), m.end(), "private-key") for m in _PRIVATE_KEY.finditer(text)]
     for kind, pattern in _SHAPES:
         if any(prefix in text for prefix in _PREFIXES[kind]):
             spans.extend((m.start(), m.end(), kind) for m in pattern.finditer(text))
-    for m in _QUOTED.finditer(text):
-        if _NAME_BEFORE.search(text, max(m.start() - 48, 0), m.start()) and _plausible(m.group(2)):
-            spans.append((m.start(2), m.end(2), "password-like"))
-    for m in _ENV_LINE.finditer(text):
-        if _plausible(m.group(1)):
-            spans.append((m.start(1), m.end(1), "env-secret"))
-    for m in _LONG_LITERAL.finditer(text):
-        value = m.group(2)
-        if _entropy(value) > ENTROPY_BITS and re.search(r"[A-Za-z]", value) and re.search(r"\d", value):
-            spans.append((m.start(2), m.end(2), "high-entropy"))
+    spans += _assigned_spans(text)
     findings, covered = [], -1
     for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1])):
         if start < covered:
@@ -126,6 +142,26 @@ def find_secrets(text: str) -> list[Finding]:
         findings.append(Finding(kind, text.count("\n", 0, start) + 1, start, end))
         covered = end
     return findings
+
+
+def _assigned_spans(text: str) -> list[tuple[int, int, str]]:
+    """Values that are credentials by where they stand: assigned to a password-like name, in a
+    URL's password, on an env line, or long and random."""
+    spans = []
+    for m in _QUOTED.finditer(text):
+        name = _NAME_BEFORE.search(text, max(m.start() - 48, 0), m.start())
+        if name and _plausible(m.group(2)) and _literal_fits(m.group(2), name.group(1)):
+            spans.append((m.start(2), m.end(2), "password-like"))
+    if "://" in text:
+        for m in _URL_PASSWORD.finditer(text):
+            if _plausible(m.group(1)) and not _NOT_A_VALUE.match(m.group(1)) and not m.group(1).startswith(("$", "%", "<")):
+                spans.append((m.start(1), m.end(1), "url-password"))
+    spans += [(m.start(1), m.end(1), "env-secret") for m in _ENV_LINE.finditer(text) if _plausible(m.group(1))]
+    for m in _LONG_LITERAL.finditer(text):
+        value = m.group(2)
+        if _entropy(value) > ENTROPY_BITS and re.search(r"[A-Za-z]", value) and re.search(r"\d", value):
+            spans.append((m.start(2), m.end(2), "high-entropy"))
+    return spans
 
 
 def _mask(value: str, kind: str) -> str:
