@@ -396,8 +396,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = session_parser("index", "index (or refresh) a workspace folder into the session", creates=True)
     p.add_argument("path", help="the workspace folder")
-    p.add_argument("--max-file-bytes", type=int, default=1_000_000)
-    p.add_argument("--max-files", type=int, default=20_000)
+    p.add_argument("--max-file-bytes", type=int, default=1_000_000,
+                   help="skip (and report) files bigger than this, usually generated or data (default 1,000,000)")
+    p.add_argument("--max-files", type=int, default=20_000,
+                   help="index at most this many files; the rest are counted as skipped (default 20,000)")
     p.add_argument("--ignore", action="append", help="a gitignore-style pattern (repeatable)")
     p.add_argument("--report-secrets", action="store_true",
                    help="list the credentials found in the workspace (path and line, never the value)")
