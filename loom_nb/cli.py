@@ -419,7 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="grade labelled queries: the engine against baselines")
     p.add_argument("cases", help="a JSON Lines file of labelled queries (see datasets/README.md)")
     p.add_argument("--budget", type=int, default=8000, help="context tokens per query (default 8000)")
-    p.add_argument("--strategy", help="comma-separated: loom,bm25,bm25-chunks,dense,whole-file,loom-no-<signal> (default: the first five)")
+    p.add_argument("--strategy", help="comma-separated: loom (the default path), loom-bare, loom-fast, loom-fused (one mode "
+                                      "forced), bm25, bm25-chunks, dense, whole-file, loom-no-<signal> (default: all but the "
+                                      "loom-no-<signal> ablations)")
     p.add_argument("--ablations", action="store_true", help="also run the engine with each weighted signal switched off, and print what each earns")
     p.add_argument("--json", help="write every loaded item and metric to this file")
     p.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")
