@@ -291,6 +291,51 @@ def test_go_methods_are_units_with_their_comments():
     assert not any(u.kind == "module" for u in units)  # no leftover gap unit swallowing them
 
 
+def test_go_constants_and_variables_name_the_module_level_unit_that_declares_them(tmp_path):
+    from loom_nb import HashingEmbedder, Loom
+    from loom_nb.index.symbols import outline
+    from loom_nb.index.units import file_units
+
+    text = (
+        "package echo\n"                                       # 1
+        "\n"                                                   # 2
+        "const (\n"                                            # 3
+        "\t// NotFoundRouteName names the 404 route.\n"       # 4
+        "\tNotFoundRouteName = \"echo_route_not_found\"\n"   # 5
+        "\tstaticKind, paramKind = 0, 1\n"                    # 6
+        ")\n"                                                  # 7
+        "\n"                                                   # 8
+        "var _ Router = (*DefaultRouter)(nil)\n"               # 9
+        "\n"                                                   # 10
+        "func NewRouter() *DefaultRouter {\n"                  # 11
+        "\treturn nil\n"                                      # 12
+        "}\n"                                                  # 13
+        "\n"                                                   # 14
+        "// errors the router returns\n"                       # 15
+        "var (\n"                                              # 16
+        "\tErrNotFound = errors.New(\"not found\")\n"        # 17
+        ")\n"                                                  # 18
+    )
+    found = outline("router.go", text, "go")
+    assert found.declarations == ((5, "const", "NotFoundRouteName"), (6, "const", "staticKind"),
+                                  (6, "const", "paramKind"), (17, "var", "ErrNotFound"))  # "_" names nothing
+    units = file_units("router.go", "go", text, found)
+    # before the first symbol: the file's preamble, which keeps its title and defines the names
+    assert (units[0].kind, units[0].start, units[0].end, units[0].defines) == (
+        "preamble", 1, 10, ("NotFoundRouteName", "staticKind", "paramKind"))
+    assert units[0].fields()["symbol"] == "NotFoundRouteName staticKind paramKind"
+    # between symbols: a unit named by what it declares, not by its first line (a comment)
+    gaps = [(u.start, u.end, u.name, u.defines) for u in units if u.kind == "module"]
+    assert gaps == [(15, 18, "var ErrNotFound", ("ErrNotFound",))]
+    # the name is what a manifest and a view show
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "router.go").write_text(text)
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(tmp_path / "ws", progress=False, wait=True)
+    result = loom.query("which error is ErrNotFound?", budget=2000)
+    assert result.table[0].title == "router.go:15-18 var ErrNotFound"
+
+
 def test_a_session_cut_by_an_older_units_version_is_recut(tmp_path):
     from loom_nb import HashingEmbedder, Loom
 

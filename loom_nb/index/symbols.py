@@ -128,6 +128,10 @@ class Outline:
         windows.
     error : str or None
         Why the outline is degraded or partial (syntax errors, grammar missing, too large).
+    declarations : tuple of (int, str, str)
+        Names declared at the top level outside any symbol, as ``(line, keyword, name)``:
+        Go's ``const`` and ``var`` (:data:`TOP_LEVEL_DECLARATIONS`). They live in the
+        module-level units between symbols, which they name.
     """
 
     path: str
@@ -136,6 +140,36 @@ class Outline:
     imports: tuple[str, ...]
     parsed: bool
     error: str | None = None
+    declarations: tuple[tuple[int, str, str], ...] = ()
+
+
+TOP_LEVEL_DECLARATIONS: dict[str, dict[str, str]] = {
+    "go": {"const_declaration": "const", "var_declaration": "var"},
+}
+"""Top-level declarations that are not symbols but name what a module-level unit holds: a Go
+``const (`` block of route names is titled ``const NotFoundRouteName, …``, not ``const (``."""
+
+
+def _declarations(language: str, root, src: bytes) -> tuple[tuple[int, str, str], ...]:
+    """``(line, keyword, name)`` of each name declared by a top-level declaration of
+    :data:`TOP_LEVEL_DECLARATIONS` (blank identifiers ``_`` are left out)."""
+    kinds = TOP_LEVEL_DECLARATIONS.get(language)
+    if not kinds:
+        return ()
+    out = []
+    for node in root.named_children:
+        keyword = kinds.get(node.type)
+        if keyword is None:
+            continue
+        specs = [c for c in node.named_children if c.type.endswith("_spec")]
+        for group in (c for c in node.named_children if c.type.endswith("_spec_list")):
+            specs += [c for c in group.named_children if c.type.endswith("_spec")]
+        for spec in specs:
+            for name in spec.children_by_field_name("name"):
+                text = _text(name, src) if name.is_named else "_"  # the field holds the commas of `a, b` too
+                if text != "_":
+                    out.append((name.start_point[0] + 1, keyword, text))
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -726,7 +760,7 @@ def _tree_outline(path: str, text: str, language: str) -> Outline:
         # a script or constants module has no definitions; windows keep its content reachable
         windows = _window_outline(path, text, language, parsed=True, error=error)
         return Outline(path, language, windows.symbols, imports, True, error)
-    return Outline(path, language, symbols, imports, True, error)
+    return Outline(path, language, symbols, imports, True, error, _declarations(language, tree.root_node, src))
 
 
 # --------------------------------------------------------------------------------------------

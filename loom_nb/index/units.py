@@ -77,7 +77,9 @@ class Unit:
     def fields(self) -> dict[str, str]:
         """Text per lexical field (seed 004: path, symbol, heading, import, content)."""
         fields = {"path": self.path, "content": self.text}
-        if self.defines or (self.kind not in ("window", "heading", "preamble")):
+        if self.kind == "preamble" and self.defines:  # its name is the path, already a field
+            fields["symbol"] = " ".join(self.defines)
+        elif self.defines or (self.kind not in ("window", "heading", "preamble")):
             fields["symbol"] = " ".join((self.name, *self.defines))
         if self.headings:
             fields["heading"] = " ".join(self.headings)
@@ -133,6 +135,19 @@ def leading_comment_start(lines: list[str], start: int, floor: int) -> int:
     return k + 1
 
 
+def declared_title(keyword: str, names: tuple[str, ...], most: int = 3) -> str:
+    """The name of a module-level unit that declares ``names``: what it holds, not its first
+    line (``const (``).
+
+    >>> declared_title("const", ("NotFoundRouteName", "MethodNotAllowedRouteName"))
+    'const NotFoundRouteName, MethodNotAllowedRouteName'
+    >>> declared_title("var", ("A", "B", "C", "D", "E"))
+    'var A, B, C and 2 more'
+    """
+    shown = ", ".join(names[:most])
+    return f"{keyword} {shown}" + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
 def code_units(path: str, language: str, text: str, outline: Outline, max_unit_tokens: int) -> list[Unit]:  # noqa: C901 - one unit kind per branch (symbol, gap, part)
     """Units of a parsed source file: preamble, top-level symbols (each with the comment
     block right above it), large classes split, and the module-level code between symbols
@@ -143,7 +158,9 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
     first = min((s.start_line for s in top), default=len(lines) + 1)
     preamble_end = first - 1
     if preamble_end >= 1 and _slice(lines, 1, preamble_end).strip():
-        units.append(Unit(path, language, "preamble", path, "", "", 1, preamble_end, _slice(lines, 1, preamble_end), imports=outline.imports))
+        declared = tuple(dict.fromkeys(name for line, _, name in outline.declarations if line <= preamble_end))
+        units.append(Unit(path, language, "preamble", path, "", "", 1, preamble_end, _slice(lines, 1, preamble_end),
+                          defines=declared, imports=outline.imports))
     covered_to = preamble_end
 
     def gap(start: int, end: int) -> None:
@@ -153,7 +170,10 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
             end -= 1
         if end >= start:
             body = _slice(lines, start, end)
-            units.append(Unit(path, language, "module", lines[start - 1].strip()[:60], "", "", start, end, body))
+            declared = [(keyword, name) for line, keyword, name in outline.declarations if start <= line <= end]
+            names = tuple(dict.fromkeys(name for _, name in declared))
+            title = declared_title(declared[0][0], names) if declared else lines[start - 1].strip()[:60]
+            units.append(Unit(path, language, "module", title, "", "", start, end, body, defines=names))
 
     def cut(sym: Symbol, start: int, pool: tuple[Symbol, ...] | list[Symbol]) -> None:
         children = [s for s in pool if s is not sym and sym.start_line <= s.start_line and s.end_line <= sym.end_line]
