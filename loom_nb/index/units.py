@@ -148,6 +148,20 @@ def declared_title(keyword: str, names: tuple[str, ...], most: int = 3) -> str:
     return f"{keyword} {shown}" + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
+def _module_unit(path: str, language: str, lines: list[str], start: int, end: int, outline: Outline,
+                 preamble: bool = False) -> Unit:
+    """Module-level code: the preamble before the first symbol (titled by the file), or code
+    between symbols, named by the names it declares (:attr:`Outline.declarations`), else by its
+    first line. Both define the names they declare."""
+    declared = [(keyword, name) for line, keyword, name in outline.declarations if start <= line <= end]
+    names = tuple(dict.fromkeys(name for _, name in declared))
+    body = _slice(lines, start, end)
+    if preamble:
+        return Unit(path, language, "preamble", path, "", "", start, end, body, defines=names, imports=outline.imports)
+    title = declared_title(declared[0][0], names) if declared else lines[start - 1].strip()[:60]
+    return Unit(path, language, "module", title, "", "", start, end, body, defines=names)
+
+
 def code_units(path: str, language: str, text: str, outline: Outline, max_unit_tokens: int) -> list[Unit]:  # noqa: C901 - one unit kind per branch (symbol, gap, part)
     """Units of a parsed source file: preamble, top-level symbols (each with the comment
     block right above it), large classes split, and the module-level code between symbols
@@ -158,9 +172,7 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
     first = min((s.start_line for s in top), default=len(lines) + 1)
     preamble_end = first - 1
     if preamble_end >= 1 and _slice(lines, 1, preamble_end).strip():
-        declared = tuple(dict.fromkeys(name for line, _, name in outline.declarations if line <= preamble_end))
-        units.append(Unit(path, language, "preamble", path, "", "", 1, preamble_end, _slice(lines, 1, preamble_end),
-                          defines=declared, imports=outline.imports))
+        units.append(_module_unit(path, language, lines, 1, preamble_end, outline, preamble=True))
     covered_to = preamble_end
 
     def gap(start: int, end: int) -> None:
@@ -169,11 +181,7 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
         while end >= start and not lines[end - 1].strip():
             end -= 1
         if end >= start:
-            body = _slice(lines, start, end)
-            declared = [(keyword, name) for line, keyword, name in outline.declarations if start <= line <= end]
-            names = tuple(dict.fromkeys(name for _, name in declared))
-            title = declared_title(declared[0][0], names) if declared else lines[start - 1].strip()[:60]
-            units.append(Unit(path, language, "module", title, "", "", start, end, body, defines=names))
+            units.append(_module_unit(path, language, lines, start, end, outline))
 
     def cut(sym: Symbol, start: int, pool: tuple[Symbol, ...] | list[Symbol]) -> None:
         children = [s for s in pool if s is not sym and sym.start_line <= s.start_line and s.end_line <= sym.end_line]
