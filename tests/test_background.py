@@ -335,21 +335,21 @@ def test_a_refresh_changes_the_lexical_index_and_the_edges_only_under_the_graphs
 
     loom = synchronous(workspace, tmp_path / "s")
     held = []
-    compact, clear = LexicalIndex._compact, type(loom.graph).clear_structure
+    compact, replace = LexicalIndex._compact, type(loom.graph).replace_structure
 
     def watched_compact(index):
         held.append(("compact", loom.graph.lock._is_owned()))
         return compact(index)
 
-    def watched_clear(graph):
-        held.append(("clear", graph.lock._is_owned()))
-        return clear(graph)
+    def watched_replace(graph, edges):
+        held.append(("edges", graph.lock._is_owned()))
+        return replace(graph, edges)
 
     monkeypatch.setattr(LexicalIndex, "_compact", watched_compact)
-    monkeypatch.setattr(type(loom.graph), "clear_structure", watched_clear)
+    monkeypatch.setattr(type(loom.graph), "replace_structure", watched_replace)
     tokens = workspace / "app" / "tokens.py"
     tokens.write_text(tokens.read_text() + "\n\ndef revoke_token(token):\n    return None\n")
     report = loom.index(workspace, progress=False, wait=True)
     assert report.files_indexed == 1 and report.nodes_added
-    assert ("compact", True) in held and ("clear", True) in held
+    assert ("compact", True) in held and ("edges", True) in held
     assert all(owned for _, owned in held), held

@@ -215,3 +215,27 @@ def test_to_networkx_exports_plain_values_to_json_and_graphml(tmp_path):
     assert set(nx.read_graphml(io.BytesIO(buffer.getvalue())).nodes) == {"n1", "n2", "c1"}
     plain.remove_node("n2")  # the copy is the user's own
     assert "n2" in g
+
+
+def test_replace_structure_keeps_one_edge_per_pair_and_touches_only_the_difference():
+    g = make_graph(0.8)
+    for name, angle in (("a", 0), ("b", 10), ("c", 20), ("d", 30)):
+        g.add_content(name, v(angle), meta={"path": f"{name}.py"})
+    g.add_structure("n1", "n2", "imports")
+    g.add_structure("n2", "n3", "references")
+    kept = g._graph().edges["n1", "n2"]  # networkx's attribute dict of the edge
+    g.add_content("what c says, in short", v(25), summary_of="n3")  # n5: a summary edge joins n5 and n3
+    n = g.replace_structure([
+        ("n1", "n2", "imports"),       # unchanged
+        ("n2", "n1", "references"),    # the same pair again: the first one given stays
+        ("n3", "n3", "references"),    # to itself: none
+        ("n3", "n5", "references"),    # the pair has a summary edge: none
+        ("n1", "n9", "imports"),       # a node that is gone: none
+        ("n4", "n1", "references"),    # new
+    ])  # n2-n3 is not given: it goes
+    assert n == 2 == g.structure_count
+    assert g.structure_of("n1") == [("n2", "imports"), ("n4", "references")] and g.structure_of("n3") == []
+    assert g._graph().edges["n1", "n2"] is kept  # an edge both sets share was not removed and added again
+    assert g._graph().edges["n3", "n5"]["kind"] == "summarizes"
+    with pytest.raises(ValueError, match="structure kind"):
+        g.replace_structure([("n1", "n2", "calls")])

@@ -845,6 +845,41 @@ class LoomGraph:
         return True
 
     @_locked
+    def replace_structure(self, edges) -> int:
+        """Every code-structure edge replaced by ``edges``, ``(source, target, kind)`` triples
+        as :meth:`add_structure` takes them (one edge per pair, the first one given; none to
+        itself, to a node that is gone, or where another kind of edge joins the pair); returns
+        how many there are now.
+
+        Only the difference touches networkx. The indexer works the edges out without the
+        lock and swaps them in here, so a query on another thread waits for the swap, not for
+        resolving every import and reference (README, 'Queries beside a refresh')."""
+        graph, index, ids = self._graph(), self.content_vectors.index, self.content_vectors.ids
+        current = {}
+        for (a, b), kind in zip(self._structure, self._structure_kind):
+            source, target = ids[a], ids[b]
+            current[(source, target) if source < target else (target, source)] = (source, target, str(kind))
+        wanted: dict[tuple[str, str], tuple[str, str, str]] = {}
+        for source, target, kind in edges:
+            if kind not in STRUCTURE_KINDS:
+                raise ValueError(f"structure kind must be one of {STRUCTURE_KINDS}, got {kind!r}")
+            pair = (source, target) if source < target else (target, source)
+            if source == target or pair in wanted or source not in index or target not in index:
+                continue
+            if pair not in current and graph.has_edge(source, target):
+                continue  # joined by an edge of another kind
+            wanted[pair] = (source, target, kind)
+        gone = [edge for pair, edge in current.items() if wanted.get(pair) != edge]
+        new = [edge for pair, edge in wanted.items() if current.get(pair) != edge]
+        if gone or new or len(wanted) != len(self._structure):
+            graph.remove_edges_from((a, b) for a, b, _ in gone)
+            graph.add_edges_from((a, b, {"kind": kind, "weight": 1.0, "source": a, "target": b}) for a, b, kind in new)
+            self._structure = [(index[a], index[b]) for a, b, _ in wanted.values()]
+            self._structure_kind = [kind for _, _, kind in wanted.values()]
+            self._touch()
+        return len(wanted)
+
+    @_locked
     def clear_structure(self) -> None:
         """Remove every code-structure edge (the indexer recomputes them all)."""
         if len(self._structure) == 0:

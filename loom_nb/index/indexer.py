@@ -26,7 +26,7 @@ from ..core.tokens import count_tokens_many, truncate_to_tokens
 from .git import changed_since, dirty_files, head_commit
 from .symbols import outline
 from .background import BACKGROUND_ABOVE, FillJob, VectorFill
-from .structure import MAX_SHARED_DEFINITIONS, link_structure, resolve_import  # noqa: F401 - importable from here as before
+from .structure import MAX_SHARED_DEFINITIONS, link_structure, resolve_import, structure_edges  # noqa: F401 - importable from here as before
 from .units import EMBED_TOKENS, Unit, file_units, window_units
 from .notebooks import is_percent_script, notebook_units, percent_units
 from ..core.notebooks import NotebookError
@@ -326,14 +326,14 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     state["units_version"] = UNITS_VERSION
     state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh
     graph.metadata["workspace"] = state
-    # under the lock: a query on another thread (a chat's background indexer, the warm-up
-    # ranking an open starts) reads the edges and compacts the lexical index itself, and two
-    # compactions at once left its row and length tables of different sizes
+    # the edges are worked out without the lock and swapped in under it: a query on another
+    # thread (a chat's background indexer, the warm-up ranking an open starts) reads the edges
+    # and compacts the lexical index itself, and two compactions at once left its row and
+    # length tables of different sizes
+    relink = todo or stale_paths or graph.structure_count == 0
+    edges = structure_edges(graph, files) if relink else None
     with graph.lock:
-        if todo or stale_paths or graph.structure_count == 0:
-            report.structure_edges = link_structure(graph, files)
-        else:
-            report.structure_edges = graph.structure_count
+        report.structure_edges = graph.replace_structure(edges) if relink else graph.structure_count
         graph.lexical.compact()
     if jobs:
         graph.metadata["pending_vectors"] = [job.node_id for job in jobs]

@@ -7,7 +7,7 @@ import posixpath
 import re
 from collections import defaultdict
 
-__all__ = ["ImportResolver", "MAX_SHARED_DEFINITIONS", "link_structure", "resolve_import"]
+__all__ = ["ImportResolver", "MAX_SHARED_DEFINITIONS", "link_structure", "resolve_import", "structure_edges"]
 
 MAX_SHARED_DEFINITIONS = 3
 """A name defined in more places than this (``get``, ``run``) draws no reference edges."""
@@ -132,14 +132,14 @@ def resolve_import(importer: str, spec: str, language: str, paths: set[str]) -> 
     return ImportResolver(paths).resolve(importer, spec, language)
 
 
-def link_structure(graph, files: dict[str, dict]) -> int:
-    """Recompute every import and reference edge from the nodes' metadata; returns the count.
+def structure_edges(graph, files: dict[str, dict]) -> list[tuple[str, str, str]]:
+    """Every import and reference edge the nodes' metadata implies, as ``(source, target,
+    kind)``; reads the graph, changes nothing (so it needs no lock).
 
     Imports join the first node of the importing file to the first node of the imported
     file; references join a unit that calls a name to the unit(s) defining it, as aider's
     repository map does, skipping names defined in too many places to mean anything.
     """
-    graph.clear_structure()
     resolver = ImportResolver(set(files))
     first_node = {path: info["nodes"][0] for path, info in files.items() if info["nodes"]}
     definitions: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -150,17 +150,21 @@ def link_structure(graph, files: dict[str, dict]) -> int:
             metas.append((node_id, meta))
             for name in meta.get("defines", ()):
                 definitions[name].append((node_id, path))
-    count = 0
+    edges = []
     for node_id, meta in metas:
         path = meta.get("path", "")
         for spec in meta.get("imports", ()):
             target = resolver.resolve(path, spec, meta.get("language", ""))
             if target and target != path and target in first_node:
-                count += graph.add_structure(node_id, first_node[target], "imports")
+                edges.append((node_id, first_node[target], "imports"))
         for name in meta.get("references", ()):
             targets = definitions.get(name, [])
             if 0 < len(targets) <= MAX_SHARED_DEFINITIONS:
-                for target_id, target_path in targets:
-                    if target_id != node_id:
-                        count += graph.add_structure(node_id, target_id, "references")
-    return count
+                edges.extend((node_id, target_id, "references") for target_id, _ in targets if target_id != node_id)
+    return edges
+
+
+def link_structure(graph, files: dict[str, dict]) -> int:
+    """Recompute every import and reference edge from the nodes' metadata (:func:`structure_edges`);
+    returns the count."""
+    return graph.replace_structure(structure_edges(graph, files))
