@@ -366,9 +366,12 @@ class LoomGraph:
         return out
 
     def _materialise(self) -> None:
-        lazy, self._lazy = self._lazy, None
+        # filled first, switched over last: a reader without the lock (the indexer's edge
+        # resolution, index/structure.py) sees the columns or the whole graph, never half of it
+        lazy = self._lazy
         self._nx.add_nodes_from((n.id, {"kind": n.kind, "data": n}) for n in lazy.all_nodes())
         self._nx.add_edges_from(lazy.edges())
+        self._lazy = None
 
     # -- reading ------------------------------------------------------------------------
     def __contains__(self, node_id: str) -> bool:
