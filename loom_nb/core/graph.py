@@ -857,7 +857,8 @@ class LoomGraph:
         Only the difference touches networkx. The indexer works the edges out without the
         lock and swaps them in here, so a query on another thread waits for the swap, not for
         resolving every import and reference (README, 'Queries beside a refresh')."""
-        graph, index, ids = self._graph(), self.content_vectors.index, self.content_vectors.ids
+        index, ids = self.content_vectors.index, self.content_vectors.ids
+        graph = self._graph() if len(self._structure) or edges else None  # clearing no edges builds nothing
         current = {}
         for (a, b), kind in zip(self._structure, self._structure_kind):
             source, target = ids[a], ids[b]
@@ -882,16 +883,9 @@ class LoomGraph:
             self._touch()
         return len(wanted)
 
-    @_locked
     def clear_structure(self) -> None:
-        """Remove every code-structure edge (the indexer recomputes them all)."""
-        if len(self._structure) == 0:
-            return
-        graph = self._graph()
-        ids = self.content_vectors.ids
-        graph.remove_edges_from((ids[a], ids[b]) for a, b in self._structure)
-        self._structure, self._structure_kind = [], []
-        self._touch()
+        """Remove every code-structure edge."""
+        self.replace_structure(())
 
     def structure_of(self, node_id: str) -> list[tuple[str, str]]:
         """(neighbour, kind) for each code-structure edge of a content node."""
