@@ -171,19 +171,26 @@ cells = [
     new_markdown_cell(
         "## Secrets stay out of prompts\n\n"
         "Credentials in indexed files are masked wherever node text is read (the context, the prompt, a\n"
-        "callback, a report), at their own length so line numbers hold, and the manifest line says so.\n"
+        "callback, a report), at their own length so line numbers hold, and the manifest line says so:\n"
+        "here a key id and the password inside a database URL. A value that only sits under a token-like\n"
+        "name, such as a header's name, is code the model needs and stays as written.\n"
         "Files that are only credentials (`.env`, `*.pem`, `id_rsa`) are indexed by name alone."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
         "key = 'AKIA' + 'Z7XQ2LMN4PWR8TYU'  # a made-up AWS key id, written in two parts\n"
-        "(analysis / 'warehouse.py').write_text(f'WAREHOUSE_KEY_ID = \"{key}\"\\n\\n\\ndef load_churn(table):\\n    return read(table, key=WAREHOUSE_KEY_ID)\\n')\n"
+        "(analysis / 'warehouse.py').write_text(\n"
+        "    f'WAREHOUSE_KEY_ID = \"{key}\"\\n'\n"
+        "    f'WAREHOUSE_URL = \"postgres://churn:Tr4nsit-{key[-6:]}@warehouse/prod\"\\n'\n"
+        "    'WAREHOUSE_TOKEN_HEADER = \"X-Warehouse-Token\"  # the header a token travels in\\n\\n\\n'\n"
+        "    'def load_churn(table):\\n    return read(table, key=WAREHOUSE_KEY_ID)\\n')\n"
         "(analysis / '.env').write_text(f'WAREHOUSE_SECRET=q8ZL2-{key[::-1]}\\n')\n"
         "print(notes.index(analysis, progress=False))\n"
         "masked = notes.query('How is the churn table loaded from the warehouse?', budget=800)\n"
         "print([line for line in masked.manifest.splitlines() if 'masked' in line])\n"
-        "print(next(line for line in masked.prompt.splitlines() if 'WAREHOUSE_KEY_ID =' in line))\n"
-        "assert key not in masked.prompt and key[::-1] not in masked.prompt"
+        "print('\\n'.join(line for line in masked.prompt.splitlines() if line.startswith('WAREHOUSE_')))\n"
+        "assert key not in masked.prompt and key[::-1] not in masked.prompt and 'Tr4nsit' not in masked.prompt\n"
+        "assert 'X-Warehouse-Token' in masked.prompt"
     ),
     new_markdown_cell(
         "## A ready code session\n\n"
