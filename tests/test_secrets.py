@@ -147,6 +147,11 @@ def test_masking_is_remembered_per_text_and_bounded(monkeypatch):
     '"secret": "{env.CADDY_VARS_TEST_SECRET}"',       # a template, filled in elsewhere
     'docs = "https://user:pass@example.com"',         # the docs' placeholder credentials
     'proxy = "https://${PROXY_USER}:${PROXY_PASSWORD}@proxy:3128"',
+    # Django: alphabets and a chain of names have a key's entropy and none of its randomness
+    'RANDOM_STRING_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"',
+    'BASE56_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnpqrstuvwxyz"',
+    '<label for="id_generic_relations-taggeditem-content_type-object_id-0-DELETE">',
+    'token = "%HOMEPATH%\\" + token[2:]',                # a Windows variable, not a value
 ])
 def test_names_and_settings_that_only_look_like_credentials_are_left_alone(line):
     assert find_secrets(line) == [] and mask_secrets(line)[0] == line
@@ -159,6 +164,8 @@ def test_names_and_settings_that_only_look_like_credentials_are_left_alone(line)
     ('api_key_prod = "k9Xq2LmW"', "password-like", "k9Xq2LmW"),
     ('DATABASE_URL = "postgres://app:S3cret-pw@db:5432/prod"', "url-password", "S3cret-pw"),
     ("REDIS_URL=redis://:Sup3rS3cret@cache:6379/0", "url-password", "Sup3rS3cret"),
+    ('<meta content="Vbmuc30dLLFdm7POIe3xfTa4nODYc/la/wLrI1OLEOI=" name="csrf-token" />', "high-entropy",
+     "Vbmuc30dLLFdm7POIe3xfTa4nODYc/la/wLrI1OLEOI="),
 ])
 def test_credentials_in_assignments_and_urls_are_masked(line, kind, value):
     masked, found = mask_secrets(line)

@@ -31,7 +31,10 @@ must stay fast. The rules:
   (``${DB_PASSWORD}``) or a lower-case word (``user:pass@`` in docs) is left alone;
 - a quoted literal of 32 or more characters of base64 or hex-and-letters in an assignment
   whose Shannon entropy is above 4.2 bits per character (random keys; a hex digest has at
-  most 4.0, so hashes are left alone).
+  most 4.0, so hashes are left alone), unless it is an alphabet (``"0123…XYZabc…xyz"``, its
+  characters in ascending runs, as Django's ``RANDOM_STRING_CHARS``) or a chain of words and
+  numbers (``id_form-content_type-object_id-0-DELETE``), which have the entropy of a key and
+  none of its randomness.
 
 Not caught: a credential in prose ("the password is hunter22"), a short unquoted value in code,
 a key of a shape not listed above. Masking errs toward keeping code readable.
@@ -91,8 +94,9 @@ first (a cheap pattern), then the name is looked for in the 48 characters before
 _PASSWORD_WORD = re.compile(r"(?i)pass(?:word|wd)?|pwd")
 _WORDS_ONLY = re.compile(r"[A-Za-z]+(?:[-_.:,/ ]+[A-Za-z]*)*")
 """Letters and separators, no digit: a header name or a setting (``X-CSRF-Token``, ``form:csrf``)."""
-_NOT_A_VALUE = re.compile(r"(?i)^(?:[a-z][a-z0-9+.-]*://[^@\s]*|[~.]{0,2}/\S*|#[0-9a-f]{3,8}|\{.*\}|\{\{.*\}\})$")
-"""A URL with no user in it, a path, a colour, a template: never a credential by itself."""
+_NOT_A_VALUE = re.compile(r"(?i)^(?:[a-z][a-z0-9+.-]*://[^@\s]*|[~.]{0,2}/\S*|#[0-9a-f]{3,8}|\{.*\}|\{\{.*\}\}|%[a-z_]\w*%.*)$")
+"""A URL with no user in it, a path, a colour, a template or a Windows variable (``%HOMEPATH%``):
+never a credential by itself."""
 _ENV_NAMES = r"(?:PASSWORD|PASSWD|PWD|SECRET|API_?KEY|ACCESS_?KEY|AUTH_?TOKEN|ACCESS_?TOKEN|TOKEN|PRIVATE_?KEY)"
 _ENV_LINE = re.compile(rf"(?m)^\s*(?:export\s+)?[A-Z0-9_]*{_ENV_NAMES}[A-Z0-9_]*\s*=\s*([^\s\"'#()][^\s#()]{{5,}})\s*$")
 _URL_PASSWORD = re.compile(r"://[^/\s:@'\"]*:([^@\s/'\"]{3,})@")
@@ -122,6 +126,29 @@ def _literal_fits(value: str, word: str) -> bool:
 def _entropy(value: str) -> float:
     counts = Counter(value)
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+_WORD_CHAIN = re.compile(r"(?:[a-z]+|[A-Z]+|[A-Z][a-z]+|\d+)(?:[-_./]+(?:[a-z]+|[A-Z]+|[A-Z][a-z]+|\d+))+")
+
+
+def _looks_random(value: str) -> bool:
+    """Whether a long literal of high entropy is random, as a key is: not an alphabet, whose
+    neighbouring characters mostly follow each other (``abc…``, skipping at most one, as
+    ``23456789ABCDEFGHJKLMN…`` skips ``I``), and not words and numbers joined by separators,
+    each word in one case (``content_type-object_id-0-DELETE``), where a key mixes cases and
+    digits within its runs.
+
+    >>> _looks_random("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+    False
+    >>> _looks_random("id_generic_relations-taggeditem-content_type-object_id-0-DELETE")
+    False
+    >>> _looks_random("Vbmuc30dLLFdm7POIe3xfTa4nODYc/la/wLrI1OLEOI=")
+    True
+    """
+    steps = sum(1 <= ord(b) - ord(a) <= 2 for a, b in zip(value, value[1:]))
+    if steps >= 0.75 * (len(value) - 1):
+        return False
+    return not (_WORD_CHAIN.fullmatch(value) and value.count("-") + value.count("_") >= 3)
 
 
 def find_secrets(text: str) -> list[Finding]:
@@ -159,7 +186,8 @@ def _assigned_spans(text: str) -> list[tuple[int, int, str]]:
     spans += [(m.start(1), m.end(1), "env-secret") for m in _ENV_LINE.finditer(text) if _plausible(m.group(1))]
     for m in _LONG_LITERAL.finditer(text):
         value = m.group(2)
-        if _entropy(value) > ENTROPY_BITS and re.search(r"[A-Za-z]", value) and re.search(r"\d", value):
+        if (_entropy(value) > ENTROPY_BITS and re.search(r"[A-Za-z]", value) and re.search(r"\d", value)
+                and _looks_random(value)):
             spans.append((m.start(2), m.end(2), "high-entropy"))
     return spans
 
