@@ -446,3 +446,17 @@ def test_generated_and_big_data_files_are_skipped(tmp_path: Path):
     got = reasons(result)
     assert got["package-lock.json"] == got["go.sum"] == got["dist.min.js"] == "generated or lock file"
     assert got["fixture.json"].startswith("data file over 100,000 bytes")
+
+
+def test_images_and_fonts_stored_as_text_are_skipped(tmp_path: Path):
+    make(tmp_path, {
+        "lib/plot.py": "def plot():\n    pass\n",
+        "tests/baseline_images/test_axes/hist.svg": '<?xml version="1.0"?>\n<svg><path d="M 0 0 L 1 1"/></svg>\n',
+        "docs/figure.EPS": "%!PS-Adobe-3.0 EPSF-3.0\n",
+        "fonts/afm/cmr10.afm": "StartFontMetrics 2.0\n",
+        "docs/diagram.txt": "a diagram described in words\n",
+    })
+    result = walk_workspace(tmp_path)
+    assert [f.path for f in result.files] == ["docs/diagram.txt", "lib/plot.py"]
+    got = reasons(result)
+    assert got["tests/baseline_images/test_axes/hist.svg"] == got["docs/figure.EPS"] == got["fonts/afm/cmr10.afm"] == "image, page or font"

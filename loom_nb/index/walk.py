@@ -60,6 +60,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_IGNORES",
+    "DRAWING_FILES",
     "FILENAME_LANGUAGES",
     "LANGUAGES",
     "FileEntry",
@@ -235,6 +236,11 @@ GENERATED_FILES: tuple[str, ...] = (
 )
 """Lock files, minified bundles and source maps: generated, never worth an embedding."""
 
+DRAWING_FILES: tuple[str, ...] = ("*.svg", "*.eps", "*.ps", "*.pdf", "*.afm")
+"""Images, printed pages and font metrics that happen to be text: drawing commands and glyph
+tables, which no question reads. matplotlib's 678 SVG test images hold twice the text of its
+Python code; Django's docs draw 30 diagrams."""
+
 DATA_LANGUAGES = frozenset({"json", "yaml", "xml", "csv", "toml"})
 
 
@@ -402,6 +408,9 @@ class _Walk:
             return
         if any(fnmatchcase(entry.name, pattern) for pattern in GENERATED_FILES):
             self.skip(rel, "generated or lock file")
+            return
+        if any(fnmatchcase(entry.name.lower(), pattern) for pattern in DRAWING_FILES):
+            self.skip(rel, "image, page or font")
             return
         if language in DATA_LANGUAGES and st.st_size > limits.max_data_file_bytes:
             self.skip(rel, f"data file over {limits.max_data_file_bytes:,} bytes ({st.st_size:,})")
