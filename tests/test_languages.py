@@ -156,6 +156,18 @@ def test_cpp(tmp_path):
     assert unit_spans(units) == [("preamble", "src/store.cc", 1, 3), ("module", "auth", 4, 27)]
 
 
+def test_a_cpp_header_is_parsed_as_cpp_and_a_c_header_as_c(tmp_path):
+    """``.h`` is both languages' extension; the text decides (matplotlib's Anti-Grain headers)."""
+    o, _ = index_file(tmp_path, "include/agg_rect.h", "namespace agg\n{\n    template<class T> struct rect_base\n"
+                      "    {\n        T x1, y1;\n        bool valid() const { return x1 <= y1; }\n    };\n}\n", "c")
+    assert o.parsed and o.error is None
+    assert ("module", "agg", 1, 8) in spans(o) and any(name.endswith("rect_base") for _, name, _, _ in spans(o))
+    # a C header whose comment says "namespace" stays C (expat.h: "   namespace processing")
+    o, _ = index_file(tmp_path, "lib/expat.h", "/* Turn on\n   namespace processing. */\nstruct parser { int depth; };\n"
+                      "int parse(struct parser *p);\n", "c")
+    assert o.error is None and o.language == "c" and spans(o)[-1] == ("function", "parse", 4, 4)
+
+
 CSHARP = """\
 using System;
 using Json = Newtonsoft.Json;

@@ -38,14 +38,15 @@ from .walk import WalkLimits, read_text, walk_workspace
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
-UNITS_VERSION = 7
+UNITS_VERSION = 8
 """How files are cut into units and analysed into terms. A session indexed with another
 version is re-cut in full on its next refresh (2: Go methods are units of their own;
 comments above a symbol belong to it; 3: identifiers such as ``__version__`` are terms;
 4: units over ``max_unit_tokens`` that symbols cannot split are cut into parts; 5: notebooks and
 percent scripts are cut cell by cell; 6: C, C++, C#, Ruby, Kotlin, Swift, Bash, Lua, Scala and SQL
 are outlined, and JSON, YAML, TOML and INI files are cut by top-level key; 7: Go's module-level
-units are named by the constants and variables they declare, which they define)."""
+units are named by the constants and variables they declare, which they define; 8: a ``.h``
+header that uses C++ is outlined as C++)."""
 
 
 @dataclass

@@ -16,8 +16,8 @@ Every grammar is a per-language PyPI wheel with the compiled parser inside (``tr
 
 Known limits, each measured on the wheels named in ``pyproject.toml``: the Kotlin grammar wants
 a newline between class members, so ``class A { fun f() = 1 }`` on one line parses with a MISSING
-node and its outline is marked partial (the symbols are still found); a C ``.h`` header is parsed
-as C, so C++ declarations in it may be partial; SQL is parsed with one grammar for every dialect
+node and its outline is marked partial (the symbols are still found); a ``.h`` header is parsed
+as C++ when its text uses C++ (:func:`.symbols.header_language`), else as C; SQL is parsed with one grammar for every dialect
 (PL/pgSQL bodies and MySQL table options can be partial).
 
 Size: ten languages' tables and their naming rules; each is short, and there are ten.

@@ -181,6 +181,30 @@ def _canonical(language: str) -> str:
     return _ALIASES.get(lang, lang)
 
 
+_CPP_HEADER = re.compile(
+    r"^[ \t]*(?:template\s*<|class\s+\w+\s*(?:[:{]|$)|namespace\s+\w*\s*\{|using\s+namespace\s+\w+\s*;"
+    r"|(?:public|private|protected)\s*:"
+    r"|#\s*include\s*<(?:c?std\w*|string|vector|map|set|list|array|memory|utility|algorithm|limits"
+    r"|functional|unordered_\w+|i?o?stream|sstream|stdexcept|exception|cmath|cstring)>)"
+    r"|\bstd::\w", re.M)
+"""What a C++ header has and a C header never does (the markers GitHub's linguist reads in a ``.h``)."""
+
+
+def header_language(path: str, text: str, language: str) -> str:
+    """The grammar a ``.h`` file needs: C++ when its text uses C++ (a class, a template, a
+    namespace, ``std::``, a standard C++ header), else ``language`` unchanged. The extension is
+    shared, and parsing matplotlib's C++ headers (Anti-Grain Geometry) as C broke 156 outlines.
+
+    >>> header_language("agg_basics.h", "namespace agg {\\n  template<class T> struct rect {};\\n}\\n", "c")
+    'cpp'
+    >>> header_language("list.h", "struct node { struct node *next; };\\n", "c")
+    'c'
+    """
+    if _canonical(language) == "c" and path.lower().endswith(".h") and _CPP_HEADER.search(text):
+        return "cpp"
+    return language
+
+
 def grammar(language: str):
     """The cached ``tree_sitter.Language`` for a :data:`SUPPORTED` language, or None.
 
@@ -949,6 +973,7 @@ def outline(path: str, text: str, language: str) -> Outline:
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
         text = "" if text is None else str(text)
+        lang = header_language(path, text, lang)
         if lang == "markdown":
             return _markdown_outline(path, text)
         if lang in datafiles.FORMATS and len(text) <= MAX_PARSE_BYTES:
