@@ -572,6 +572,14 @@ def test_yaml_is_split_by_top_level_key(tmp_path):
     assert units[2].fields()["symbol"] == "jobs jobs"  # the key is a symbol for lexical search
 
 
+def test_a_yaml_list_under_a_key_may_start_at_the_key_s_column(tmp_path):
+    """``stages:`` then ``- stage: Check`` at column 0 is one key's list (matplotlib's azure-pipelines.yml)."""
+    text = "trigger:\n- main\nstages:\n- stage: Check\n  jobs:\n  - job: Skip\n-\n  stage: Build\nvariables:\n  x: 1\n"
+    o, _ = index_file(tmp_path, "azure-pipelines.yml", text, "yaml")
+    assert o.parsed and o.error is None
+    assert [(s.name, s.start_line, s.end_line) for s in o.symbols] == [("trigger", 1, 2), ("stages", 3, 8), ("variables", 9, 10)]
+
+
 TOML = """\
 # Project settings.
 title = "loom"

@@ -151,6 +151,8 @@ def _yaml_heads(lines: list[str]) -> list[tuple[int, str, str]]:
         if _YAML_MARKERS.match(line):
             after_marker = True
             continue
+        if heads and (line == "-" or line.startswith(("- ", "-\t"))):
+            continue  # a list item of the key above, not indented (`stages:` then `- stage: Check`)
         match = _YAML_KEY.match(line)
         if match is None:
             if heads:
