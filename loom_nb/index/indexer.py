@@ -46,7 +46,7 @@ comments above a symbol belong to it; 3: identifiers such as ``__version__`` are
 percent scripts are cut cell by cell; 6: C, C++, C#, Ruby, Kotlin, Swift, Bash, Lua, Scala and SQL
 are outlined, and JSON, YAML, TOML and INI files are cut by top-level key; 7: Go's module-level
 units are named by the constants and variables they declare, which they define; 8: a ``.h``
-header that uses C++ is outlined as C++)."""
+header that uses C++ is outlined as C++, and a YAML list at its key's column stays that key's)."""
 
 
 @dataclass
