@@ -10,7 +10,7 @@ import pytest
 
 from loom_nb.cli import main
 from loom_nb.evaluation.run import load_cases
-from loom_nb.evaluation.mine import MineLimits, clean_message, gold_spans, is_source, mine_commits, parse_hunks, write_cases
+from loom_nb.evaluation.mine import MineLimits, clean_message, gold_spans, is_source, mine_commits, parse_hunks, patch_spans, write_cases
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -132,3 +132,14 @@ def test_helpers():
     assert parse_hunks(diff) == {"m.go": [(1, 2), (5, 5)]}
     assert parse_hunks(diff, kinds=True) == {"m.go": [(5, 5, "changed"), (1, 2, "inserted")]}
     assert gold_spans([(1, 3, "changed")], ["x", "", "y"]) == [(1, 1), (3, 3)]
+
+
+def test_a_patch_with_context_gives_the_gold_a_zero_context_diff_gives(repo):
+    """A SWE-bench gold patch or a pull request's diff has context lines; read with
+    ``patch_spans``, it marks the same parent lines as the miner's ``git diff -U0``."""
+    show = lambda *args: subprocess.run(["git", "-C", str(repo), "diff", *args, "HEAD~5", "HEAD~4", "--", "pkg/io.py"],
+                                        check=True, capture_output=True, text=True).stdout
+    lines = APP_V1.split("\n")
+    with_context = {f: gold_spans(spans, lines) for f, spans in patch_spans(show("-U3")).items()}
+    zero_context = {f: gold_spans(spans, lines) for f, spans in parse_hunks(show("-U0"), kinds=True).items()}
+    assert with_context == zero_context == {"pkg/io.py": [(4, 6), (9, 9)]}

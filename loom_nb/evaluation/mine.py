@@ -170,6 +170,52 @@ def parse_hunks(diff: str, *, kinds: bool = False) -> dict[str, list]:
     return {p: _merge([(a, b) for a, b, _ in spans]) for p, spans in out.items()}
 
 
+
+def patch_spans(patch: str) -> dict[str, list[tuple[int, int, str]]]:
+    r"""Parent-side ``(start, end, kind)`` ranges per modified file from a unified diff *with*
+    context lines (a pull request's patch, a SWE-bench gold patch), with the meaning
+    :func:`parse_hunks` gives ``git diff -U0``: a removed line is "changed"; an added line
+    that replaces none marks the parent lines around it as "inserted". Added and deleted
+    files are left out.
+
+    >>> patch = ("diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,6 +1,6 @@\n a\n b\n-x\n-y\n+z\n c\n"
+    ...          "@@ -20,3 +20,5 @@\n p\n+q\n+r\n s\n")
+    >>> patch_spans(patch)
+    {'m.py': [(3, 3, 'changed'), (4, 4, 'changed'), (20, 21, 'inserted')]}
+    >>> diff = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -3,2 +3 @@\n-x\n-y\n+z\n@@ -10,0 +11,2 @@\n+p\n+q\n"
+    >>> {f: [(a, b) for a, b, _ in s] for f, s in patch_spans(diff).items()} == {'m.py': [(3, 3), (4, 4), (10, 11)]}
+    True
+    """
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    path: str | None = None
+    old, replacing = 0, False
+    for line in patch.split("\n"):
+        if line.startswith("diff --git "):
+            path = None
+        elif line.startswith("--- "):
+            name = line[4:].strip()
+            path = None if name == "/dev/null" else name[2:] if name.startswith("a/") else name
+        elif line.startswith("+++ "):
+            if line[4:].strip() == "/dev/null":
+                path = None
+        elif line.startswith("@@"):
+            match = _HUNK.match(line)
+            # -U0 names the line an insertion follows (its count 0); with context, the first line shown
+            old = int(match.group(1)) + (match.group(2) == "0") if match else old
+            replacing = False
+        elif path is None or line.startswith("\\"):
+            continue
+        elif line.startswith("-"):
+            out.setdefault(path, []).append((old, old, "changed"))
+            old, replacing = old + 1, True
+        elif line.startswith("+"):
+            spans, anchor = out.setdefault(path, []), (max(old - 1, 1), old, "inserted")
+            if not replacing and (not spans or spans[-1] != anchor):
+                spans.append(anchor)  # a run of added lines marks its place once
+        else:  # a context line
+            old, replacing = old + 1, False
+    return out
+
 ANCHOR_REACH = 3
 """How many blank lines an insertion anchor may step over to reach a line with text."""
 
