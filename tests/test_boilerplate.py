@@ -82,6 +82,19 @@ def test_an_environment_section_is_one_paragraph_and_what_follows_is_the_reporte
     assert strip_boilerplate(versions) == "Fails.\n\nOnly on Windows."
 
 
+def test_a_pasted_show_versions_report_goes_and_the_text_around_it_stays():
+    """xarray's and pandas' templates ask for ``xr.show_versions()``: a list of every installed
+    package, which names the backends and ``util/print_versions.py``, never the bug."""
+    text = ("quantile raises numpy's error\n\n#### Output of ``xr.show_versions()``\n\n---\nEdit: uses `nanpercentile`.\n\n"
+            "<details>\n\nINSTALLED VERSIONS\n------------------\ncommit: None\npython: 3.7.3 | packaged by conda-forge |\n"
+            "[GCC 7.3.0]\npython-bits: 64\n\nxarray: 0.14.1+28.gf2b2f9f6 (current master)\nnetCDF4: 1.5.3\nzarr: None\n"
+            "</details>\n\nIt should say 0..1.\n\n```python\nversions: dict = {}\n```")
+    assert strip_boilerplate(text) == ("quantile raises numpy's error\n\n---\nEdit: uses `nanpercentile`.\n\n"
+                                       "It should say 0..1.\n\n```python\nversions: dict = {}\n```")
+    # a line "installed versions" in prose with no report under it keeps what follows
+    assert strip_boilerplate("Installed versions:\nThe pin in setup.cfg is wrong.") == "The pin in setup.cfg is wrong."
+
+
 def test_feature_request_and_bold_headings():
     text = ("**Is your feature request related to a problem? Please describe.**\nColours are lost in CI logs.\n\n"
             "**Describe the solution you'd like**\nHonour FORCE_COLOR.\n\n"

@@ -47,11 +47,20 @@ _TEMPLATE_HEADING = re.compile(
     r"|[\w.-]+ output|configuration|what'?s the problem this feature will solve\??|describe the solution you'?d like"
     r"|alternative solutions|describe alternatives you'?ve considered"
     r"|is your feature request related to a problem\??( please describe\.?)?|proposed solution|motivation|checklist"
-    r"|code of conduct|" + _ENVIRONMENT_TITLES,
+    r"|code of conduct|output of [^#]{1,80}|" + _ENVIRONMENT_TITLES,
     re.IGNORECASE,
 )
 """Headings of GitHub's default issue templates and of widely used project ones (sphinx, pytest,
 matplotlib, scikit-learn, xarray, pylint, requests): only the heading goes, the text under it stays."""
+
+_VERSIONS_REPORT = re.compile(r"\s*installed versions\s*:?\s*", re.IGNORECASE)
+"""The first line of what ``pd.show_versions()`` and ``xr.show_versions()`` print, which xarray's
+and pandas' templates ask for: a list of every installed package and its version, which matches
+the backends and the version-printing module by name (a pasted report put xarray's
+``util/print_versions.py`` ahead of the code an issue was about)."""
+_VERSIONS_ENTRY = re.compile(r"\s*(?:[\w.+-]{1,40}\s*:.{0,200}|-{3,}|\[[^\]]{0,200}\]|</?details>)\s*")
+"""A line of that report: ``numpy: 1.17.3``, its dashes, a compiler line in brackets, the
+``<details>`` around it."""
 
 _HEADING = re.compile(r" {0,3}(?:#{1,6}(?P<atx>[^#].*)|\*\*(?P<bold>[^*]+)\*\*\s*)")
 """A markdown heading or a bold line (indented by at most three spaces, as markdown has it: a
@@ -144,13 +153,24 @@ def strip_boilerplate(text: str) -> str:
     See sphinx/util/inspect.py
     >>> strip_boilerplate("Docs: [config](https://flask.palletsprojects.com/en/stable/config/#SECRET_KEY_FALLBACKS)")
     'Docs: [config](https://flask.palletsprojects.com/en/stable/config/#SECRET_KEY_FALLBACKS)'
+    >>> print(strip_boilerplate("quantile gives numpy's message\\n\\n#### Output of ``xr.show_versions()``\\n"
+    ...     "<details>\\nINSTALLED VERSIONS\\n------------------\\ncommit: None\\npython: 3.7.3 (default)\\n"
+    ...     "[GCC 7.3.0]\\n\\nxarray: 0.14.1\\nzarr: None\\n</details>\\nThe message should say 0..1."))
+    quantile gives numpy's message
+    <BLANKLINE>
+    The message should say 0..1.
     >>> strip_boilerplate("How are concepts named?")
     'How are concepts named?'
     """
     out: list[str] = []
     dropping = seen = False  # in an environment section; and past the first line of its body
+    versions = False  # in a pasted show_versions() report
     for line, fenced in _marked_lines(text.splitlines()):
         plain = not fenced and len(line) <= LONG_LINE  # pasted code and blobs are never rewritten
+        if plain and (versions or _VERSIONS_REPORT.fullmatch(line)):
+            versions = not line.strip() or _VERSIONS_ENTRY.fullmatch(line) is not None or _VERSIONS_REPORT.fullmatch(line) is not None
+            if versions:
+                continue
         if plain:
             title = _template_title(line)
             if title is not None:
