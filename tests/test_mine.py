@@ -143,3 +143,10 @@ def test_a_patch_with_context_gives_the_gold_a_zero_context_diff_gives(repo):
     with_context = {f: gold_spans(spans, lines) for f, spans in patch_spans(show("-U3")).items()}
     zero_context = {f: gold_spans(spans, lines) for f, spans in parse_hunks(show("-U0"), kinds=True).items()}
     assert with_context == zero_context == {"pkg/io.py": [(4, 6), (9, 9)]}
+
+
+def test_a_removed_line_that_starts_with_two_dashes_is_not_a_file_header():
+    """``-- a comment`` removed from SQL or Lua reads ``--- a comment``: inside a hunk it is a line."""
+    patch = ("diff --git a/q.sql b/q.sql\n--- a/q.sql\n+++ b/q.sql\n@@ -1,3 +1,2 @@\n select 1;\n--- old note\n select 2;\n"
+             "@@ -9,2 +8,3 @@\n x\n+++ added note\n y\n")
+    assert patch_spans(patch) == {"q.sql": [(2, 2, "changed"), (9, 10, "inserted")]}

@@ -131,6 +131,20 @@ def clean_message(message: str, max_chars: int = 2000) -> str:
     return text[:max_chars].rstrip()
 
 
+def _file_header(line: str, path: str | None) -> tuple[bool, str | None]:
+    """Whether ``line`` is a diff's file header, and the parent-side path from then on: None
+    for an added file (``--- /dev/null``) or a deleted one (``+++ /dev/null``: no case asks
+    for code that is about to vanish whole)."""
+    if line.startswith("diff --git "):
+        return True, None
+    if line.startswith("--- "):
+        name = line[4:].strip()
+        return True, None if name == "/dev/null" else name[2:] if name.startswith("a/") else name
+    if line.startswith("+++ "):
+        return True, None if line[4:].strip() == "/dev/null" else path
+    return False, path
+
+
 def parse_hunks(diff: str, *, kinds: bool = False) -> dict[str, list]:
     r"""Parent-side line ranges per modified file from ``git diff -U0`` output.
 
@@ -149,14 +163,8 @@ def parse_hunks(diff: str, *, kinds: bool = False) -> dict[str, list]:
     out: dict[str, list] = {}
     path: str | None = None
     for line in diff.split("\n"):
-        if line.startswith("diff --git "):
-            path = None
-        elif line.startswith("--- "):
-            name = line[4:].strip()
-            path = None if name == "/dev/null" else name[2:] if name.startswith("a/") else name
-        elif line.startswith("+++ ") and line[4:].strip() == "/dev/null":
-            path = None  # a deleted file: no case asks for code that is about to vanish whole
-        elif line.startswith("@@") and path is not None:
+        header, path = _file_header(line, path)
+        if not header and line.startswith("@@") and path is not None:
             match = _HUNK.match(line)
             if not match:
                 continue
@@ -176,10 +184,11 @@ def patch_spans(patch: str) -> dict[str, list[tuple[int, int, str]]]:
     context lines (a pull request's patch, a SWE-bench gold patch), with the meaning
     :func:`parse_hunks` gives ``git diff -U0``: a removed line is "changed"; an added line
     that replaces none marks the parent lines around it as "inserted". Added and deleted
-    files are left out.
+    files are left out. The hunk headers' line counts say where a hunk ends, so a removed
+    ``-- comment`` (``--- comment`` in the diff) is a line, not a file header.
 
-    >>> patch = ("diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,6 +1,6 @@\n a\n b\n-x\n-y\n+z\n c\n"
-    ...          "@@ -20,3 +20,5 @@\n p\n+q\n+r\n s\n")
+    >>> patch = ("diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,5 +1,4 @@\n a\n b\n-x\n-y\n+z\n c\n"
+    ...          "@@ -20,2 +19,4 @@\n p\n+q\n+r\n s\n")
     >>> patch_spans(patch)
     {'m.py': [(3, 3, 'changed'), (4, 4, 'changed'), (20, 21, 'inserted')]}
     >>> diff = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -3,2 +3 @@\n-x\n-y\n+z\n@@ -10,0 +11,2 @@\n+p\n+q\n"
@@ -188,32 +197,28 @@ def patch_spans(patch: str) -> dict[str, list[tuple[int, int, str]]]:
     """
     out: dict[str, list[tuple[int, int, str]]] = {}
     path: str | None = None
-    old, replacing = 0, False
+    old = left_old = left_new = 0  # the parent line next, and the hunk's lines still to come
+    replacing = False
     for line in patch.split("\n"):
-        if line.startswith("diff --git "):
-            path = None
-        elif line.startswith("--- "):
-            name = line[4:].strip()
-            path = None if name == "/dev/null" else name[2:] if name.startswith("a/") else name
-        elif line.startswith("+++ "):
-            if line[4:].strip() == "/dev/null":
-                path = None
-        elif line.startswith("@@"):
-            match = _HUNK.match(line)
-            # -U0 names the line an insertion follows (its count 0); with context, the first line shown
-            old = int(match.group(1)) + (match.group(2) == "0") if match else old
-            replacing = False
-        elif path is None or line.startswith("\\"):
+        if left_old <= 0 and left_new <= 0:  # between hunks: a removed "-- x" is not a header
+            header, path = _file_header(line, path)
+            match = None if header else _HUNK.match(line)
+            if match:
+                left_old, left_new = int(match.group(2) or 1), int(match.group(4) or 1)
+                # -U0 names the line an insertion follows (its count 0); with context, the first line shown
+                old, replacing = int(match.group(1)) + (left_old == 0), False
             continue
-        elif line.startswith("-"):
-            out.setdefault(path, []).append((old, old, "changed"))
-            old, replacing = old + 1, True
+        if line.startswith("-"):
+            if path is not None:
+                out.setdefault(path, []).append((old, old, "changed"))
+            old, left_old, replacing = old + 1, left_old - 1, True
         elif line.startswith("+"):
-            spans, anchor = out.setdefault(path, []), (max(old - 1, 1), old, "inserted")
-            if not replacing and (not spans or spans[-1] != anchor):
-                spans.append(anchor)  # a run of added lines marks its place once
-        else:  # a context line
-            old, replacing = old + 1, False
+            anchor = (max(old - 1, 1), old, "inserted")
+            if path is not None and not replacing and out.setdefault(path, [])[-1:] != [anchor]:
+                out[path].append(anchor)  # a run of added lines marks its place once
+            left_new -= 1
+        elif not line.startswith("\\"):  # a context line ("\ No newline at end of file" is neither)
+            old, left_old, left_new, replacing = old + 1, left_old - 1, left_new - 1, False
     return out
 
 ANCHOR_REACH = 3
