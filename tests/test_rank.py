@@ -350,3 +350,23 @@ def test_a_basename_many_test_roots_share_names_none_of_them(tmp_path):
     mention = {loom.graph.node(nid).reference.file: result.ranking.raw(nid)["path_mention"] for nid in result.ranking.node_ids}
     assert mention["docgen/highlighting.py"] == 0.7
     assert [f for f, v in mention.items() if f.endswith("conf.py") and v > 0] == []
+
+
+def test_the_line_a_long_message_leads_with_weighs_more():
+    g = lexical_graph()
+    report = "rank is slow\nIt happened while I called save_graph on a big folder."
+    flat, titled = (rank(g, np.array(unit(0)), query=report, config=LoomConfig(concept_threshold=0.99, lead_line_weight=w))
+                    for w in (0.0, 2.0))
+    # the body names save_graph and its folder (n3); the title names rank (n1)
+    assert flat.top(1)[0][0] == "n3" and titled.top(1)[0][0] == "n1"
+    assert raw_signal(titled, "n1", "terms") == 1.0 > raw_signal(flat, "n1", "terms")
+    # a message of one line is its own title: nothing counts twice
+    one_line = [rank(g, np.array(unit(0)), query="rank or save_graph?", config=LoomConfig(concept_threshold=0.99, lead_line_weight=w))
+                for w in (0.0, 2.0)]
+    assert one_line[0].signals.tolist() == one_line[1].signals.tolist()
+
+
+def test_lead_line_weight_must_be_a_number_at_least_zero():
+    for bad in (-1.0, float("inf"), True, "2"):
+        with pytest.raises(ValueError, match="lead_line_weight"):
+            LoomConfig(lead_line_weight=bad)

@@ -118,6 +118,32 @@ PREVIOUS_MARK = "\n\n(previous question: "
 """Where :meth:`Query.retrieval_text` appends the previous exchange to the message."""
 
 
+def lead_line(retrieval_text: str) -> str:
+    r"""The line a query of several lines leads with: an issue's title, a commit's subject, or
+    a follow-up's message ahead of the exchange :meth:`Query.retrieval_text` appends to it.
+
+    A report or a commit message opens with one line that says what it is about, then
+    explains, pastes code and quotes errors; the words of that line are the ones a fix is
+    named by. A follow-up's own words say what it asks; the previous exchange only says
+    about what. A query of one line has no lead apart from itself (""), and neither has one
+    that opens with pasted code (a fence or a ``>>>`` prompt).
+
+    >>> lead_line("ccode(sinc(x)) doesn't work\n```\nIn [30]: ccode(sinc(x))\n```")
+    "ccode(sinc(x)) doesn't work"
+    >>> lead_line("How does ranking work?")
+    ''
+    >>> history = [{"role": "user", "content": "What does rank() do?"}, {"role": "assistant", "content": "It scores."}]
+    >>> lead_line(Query("and where is it called?", history).retrieval_text())
+    'and where is it called?'
+    >>> lead_line("```python\nimport sympy\n```\nfails")
+    ''
+    """
+    lines = [line.strip() for line in retrieval_text.splitlines() if line.strip()]
+    if len(lines) < 2 or lines[0].startswith(("```", "~~~", ">>>")):
+        return ""
+    return lines[0]
+
+
 def message_part(retrieval_text: str) -> str:
     """The message alone, from a :meth:`Query.retrieval_text` (case-insensitive).
 

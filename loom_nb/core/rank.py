@@ -20,6 +20,7 @@ from .arrays import GraphArrays
 from .graph import LoomGraph
 from .lexical import normalise_scores
 from .paths import line_mention_rows, path_mentions, path_roles, tagged_mask, tagged_paths
+from .query import lead_line
 
 MAX_HOPS = 5
 """Hop distances past this are treated as unreachable (signal 0.5**4 ≈ 0.06 already)."""
@@ -187,13 +188,17 @@ def density_signal(
     return 1.0 - 0.5 ** counts, counts
 
 
-def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=()) -> tuple[np.ndarray, ...]:
+def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(),
+                    lead_line_weight: float = 0.0) -> tuple[np.ndarray, ...]:
     """The four lexical signals of seed 004, each 0–1: BM25F terms (normalised by the best
     match), path mention, explicit tag (or the unit a traceback frame points at), and
     git-dirty file.
 
     Rows in ``exclude`` score no terms: a chat's own message matches its words best of all
-    and would otherwise set the scale that pushes every real match down."""
+    and would otherwise set the scale that pushes every real match down. The terms of the
+    line a query of several lines leads with (:func:`~loom_nb.core.query.lead_line`: a
+    title, a subject, a follow-up's own message) count ``1 + lead_line_weight`` times: BM25 sums
+    over query terms, so this adds the lead line's own score."""
     if n == 0:
         empty = np.zeros(0)
         return empty, empty, empty, empty
@@ -208,6 +213,9 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
         words = words.replace(f"@{tag}", " ").replace(f"`{tag}`", " ")
     if words.strip():
         raw = np.array(graph.lexical.score(words, n), dtype=float)
+        lead = lead_line(words) if lead_line_weight > 0 else ""
+        if lead:
+            raw += lead_line_weight * np.asarray(graph.lexical.score(lead, n), dtype=float)
         if len(exclude):
             raw[np.asarray(exclude, dtype=np.int64)] = 0.0
         terms = normalise_scores(raw)
@@ -460,7 +468,7 @@ def rank(graph: LoomGraph, query_vector: np.ndarray | None, *, query: str = "", 
         relevant_concepts = np.zeros(len(a.concept_ids), dtype=bool)
     hop, hops = hop_signal(n, a.link_content, a.link_concept, dist, config.hop_decay)
     if lexical:
-        terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n, exclude)
+        terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n, exclude, config.lead_line_weight)
     else:
         terms = mention = tagged = dirty = np.zeros(n)
     # which neighbours count toward link density: semantically relevant ones, or (ranking
