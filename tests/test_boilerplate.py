@@ -176,3 +176,13 @@ def test_pasted_text_of_any_shape_passes_through():
         assert strip_boilerplate(text) == text.strip()  # no template, no link to rewrite: unchanged
     assert strip_boilerplate("<!--" * 50_000) == "<!--" * 50_000  # nothing would be left: as typed
     assert strip_boilerplate("keep <!-- a -->" * 10_000 + "\n### OS\nLinux") == ("keep " * 10_000).strip()
+
+
+def test_an_issue_forms_label_leaves_the_title():
+    assert strip_boilerplate("[ENH]: gridspec_mosaic\n\nSome text.").splitlines()[0] == "gridspec_mosaic"
+    # only before the title: a label further down is the reporter's text
+    assert strip_boilerplate("Slider fails\n[Bug]: see above") == "Slider fails\n[Bug]: see above"
+    # a bracket without a colon names something (a pylint message): it stays
+    assert strip_boilerplate("[invalid-name] digits in TypeVar names\nbody").startswith("[invalid-name]")
+    # a label with nothing after it is left as typed
+    assert strip_boilerplate("[Bug]:") == "[Bug]:"

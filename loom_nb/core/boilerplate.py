@@ -1,5 +1,5 @@
 """What in a message is about the form, not the code: issue-template headings, the environment
-sections under them, and screenshots.
+sections under them, screenshots, and an issue form's label before the title.
 
 A GitHub issue as its reporter opens it carries its template: ``### Describe the bug``,
 ``### How to Reproduce``, ``### Expected behavior``, ``### OS`` / ``mac``, ``### Python version`` /
@@ -68,6 +68,11 @@ _HEADING = re.compile(r" {0,3}(?:#{1,6}(?P<atx>[^#].*)|\*\*(?P<bold>[^*]+)\*\*\s
 can match the same characters: every pattern here runs on whatever a user pastes, and each stays
 linear in the line's length."""
 TITLE_CHARS = 200
+_FORM_LABEL = re.compile(r"\A\[[A-Za-z][A-Za-z ]{0,19}\]:[ \t]*(?=\S)")
+"""The label an issue form puts before the title (matplotlib's ``[Bug]: ``, ``[ENH]: ``,
+``[MNT]: ``): the kind of report, not its subject, and the title is the line that ranks most
+(:func:`~loom_nb.core.query.lead_line`). A bracket without the colon (pylint's
+``[invalid-name] …`` names a message) stays."""
 """A template's heading is short; a longer one is the reporter's own."""
 _LINK = re.compile(
     r"(?P<image>!?)\[(?P<text>[^\]\[]{0,300})\]\((?P<target>https?://[^()\s]{1,500})\)"
@@ -159,6 +164,8 @@ def strip_boilerplate(text: str) -> str:
     quantile gives numpy's message
     <BLANKLINE>
     The message should say 0..1.
+    >>> strip_boilerplate("[Bug]: Line2D should copy its inputs\\n\\nIt keeps a reference.")
+    'Line2D should copy its inputs\\n\\nIt keeps a reference.'
     >>> strip_boilerplate("How are concepts named?")
     'How are concepts named?'
     """
@@ -185,5 +192,5 @@ def strip_boilerplate(text: str) -> str:
                 dropping = False  # what follows the blank line is the reporter's again
             continue
         out.append(_HTML_TAG.sub("", _LINK.sub(_kept_of_link, line)).rstrip() if plain else line)
-    stripped = re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
-    return stripped if stripped else text
+    stripped = _FORM_LABEL.sub("", re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip(), count=1)
+    return stripped if stripped.strip() else text
