@@ -9,6 +9,7 @@ exchange, clipped.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterable, Mapping
@@ -125,7 +126,8 @@ def lead_line(retrieval_text: str) -> str:
     A report or a commit message opens with one line that says what it is about, then
     explains, pastes code and quotes errors; the words of that line are the ones a fix is
     named by. A follow-up's own words say what it asks; the previous exchange only says
-    about what. A query of one line has no lead apart from itself (""), and neither has one
+    about what. A merge commit's subject ("Merge pull request #12 from a/b") gives way to the
+    title under it. A query of one line has no lead apart from itself (""), and neither has one
     that opens with pasted code (a fence or a ``>>>`` prompt).
 
     >>> lead_line("ccode(sinc(x)) doesn't work\n```\nIn [30]: ccode(sinc(x))\n```")
@@ -137,11 +139,20 @@ def lead_line(retrieval_text: str) -> str:
     'and where is it called?'
     >>> lead_line("```python\nimport sympy\n```\nfails")
     ''
+    >>> lead_line("Merge pull request #20097 from a/fix-vstack\n\nBUG: Return a copy from single-table vstack\nbody")
+    'BUG: Return a copy from single-table vstack'
     """
     lines = [line.strip() for line in retrieval_text.splitlines() if line.strip()]
+    if len(lines) > 2 and _MERGE_SUBJECT.match(lines[0]):
+        lines = lines[1:]  # "Merge pull request #12 from a/b", then the pull request's title
     if len(lines) < 2 or lines[0].startswith(("```", "~~~", ">>>")):
         return ""
     return lines[0]
+
+
+_MERGE_SUBJECT = re.compile(r"Merge (?:pull request|branch|remote-tracking branch) ", re.IGNORECASE)
+"""The subject git and GitHub write for a merge commit; the title of what was merged is the
+next line."""
 
 
 def message_part(retrieval_text: str) -> str:
