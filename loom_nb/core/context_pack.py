@@ -26,6 +26,7 @@ from .display import Displayable, html_table
 from .errors import LoomError
 from .paths import tagged_paths
 from .prompt_safety import escape_evidence
+from .query import lead_line
 
 __all__ = ["ContextPack", "PackItem", "context_pack", "MAX_ITEMS", "SNIPPET_CHARS", "SNIPPET_LINES"]
 
@@ -125,19 +126,24 @@ def _where(item: PackItem) -> str:
 _FIELD_ORDER = ("symbol", "path", "heading", "import", "content")
 
 
-def _term_words(matched: dict[str, list[str]]) -> str:
-    """``names `a`, `b` in its symbol; `c` in its path``: each term once, at its strongest field."""
-    seen: set[str] = set()
+def _term_words(matched: dict[str, list[str]], lead: frozenset[str] = frozenset(), times: float = 1.0) -> str:
+    """``names `a`, `b` in its symbol; `c` in its path``: each term once, at its strongest field.
+    Terms of the line the query leads with (``lead``, counted ``times`` over) are said so:
+    ``(`a` from the first line, counted 3×)``."""
+    seen: dict[str, None] = {}
     parts = []
     for name in _FIELD_ORDER:
         fresh = [t for t in matched.get(name, ()) if t not in seen]
-        seen.update(fresh)
+        seen.update(dict.fromkeys(fresh))
         if fresh:
             parts.append(f"{', '.join(f'`{t}`' for t in fresh)} in {_FIELD_WORDS[name]}")
-    return "names " + "; ".join(parts)
+    from_lead = [t for t in seen if t in lead]
+    note = f" ({', '.join(f'`{t}`' for t in from_lead)} from the first line, counted {times:g}×)" if from_lead else ""
+    return "names " + "; ".join(parts) + note
 
 
-def _reasons(row, matched: dict[str, list[str]], limit: int = 3) -> list[str]:
+def _reasons(row, matched: dict[str, list[str]], limit: int = 3, lead: frozenset[str] = frozenset(),
+             times: float = 1.0) -> list[str]:
     """The largest contributions of a row, each said in words. Provenance (the kind of node)
     is said only when nothing else is: it is the same for every unit of code."""
     words = []
@@ -146,7 +152,7 @@ def _reasons(row, matched: dict[str, list[str]], limit: int = 3) -> list[str]:
             continue
         signal = row.signals.get(name, 0.0)
         if name == "terms" and matched:
-            words.append(_term_words(matched))
+            words.append(_term_words(matched, lead, times))
         elif name in _SIGNAL_WORDS:
             words.append(_SIGNAL_WORDS[name].format(signal=signal, tokens=row.tokens))
     if not words and row.contributions.get("provenance", 0) > 0:
@@ -196,6 +202,8 @@ def context_pack(result, *, max_items: int = MAX_ITEMS, lines_around: int = SNIP
     graph = result.packed.graph
     query = result.ranking.query
     wanted = _query_terms(query)
+    weight = float(getattr(graph.config, "lead_line_weight", 0.0))
+    lead = frozenset(_query_terms(lead_line(query))) if weight > 0 else frozenset()
     items: list[PackItem] = []
     covered: set[str] = set()
     for row in (r for r in result.table if r.decision in LOADED):
@@ -213,7 +221,7 @@ def context_pack(result, *, max_items: int = MAX_ITEMS, lines_around: int = SNIP
         items.append(PackItem(
             node_id=row.node_id, title=row.title, type=row.type, decision=row.decision, score=round(float(row.score), 4),
             path=ref.file if ref is not None else node.meta.get("path"), lines=tuple(ref.lines) if ref is not None else None,
-            cell=ref.cell if ref is not None else "", reasons=_reasons(row, matched), terms=found,
+            cell=ref.cell if ref is not None else "", reasons=_reasons(row, matched, lead=lead, times=1 + weight), terms=found,
             symbols=list(node.meta.get("defines") or ()),
             snippet=_snippet(text, ref.lines[0] if ref is not None else 1, found, lines_around, max_snippet_chars) if text else "",
         ))
