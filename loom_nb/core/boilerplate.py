@@ -68,12 +68,12 @@ _HEADING = re.compile(r" {0,3}(?:#{1,6}(?P<atx>[^#].*)|\*\*(?P<bold>[^*]+)\*\*\s
 can match the same characters: every pattern here runs on whatever a user pastes, and each stays
 linear in the line's length."""
 TITLE_CHARS = 200
+"""A template's heading is short; a longer one is the reporter's own."""
 _FORM_LABEL = re.compile(r"\A\[[A-Za-z][A-Za-z ]{0,19}\]:[ \t]*(?=\S)")
 """The label an issue form puts before the title (matplotlib's ``[Bug]: ``, ``[ENH]: ``,
 ``[MNT]: ``): the kind of report, not its subject, and the title is the line that ranks most
 (:func:`~loom_nb.core.query.lead_line`). A bracket without the colon (pylint's
 ``[invalid-name] …`` names a message) stays."""
-"""A template's heading is short; a longer one is the reporter's own."""
 _LINK = re.compile(
     r"(?P<image>!?)\[(?P<text>[^\]\[]{0,300})\]\((?P<target>https?://[^()\s]{1,500})\)"
     r"|<?(?P<bare>https?://(?:[\w-]+\.)+[A-Za-z]{2,}(?::\d+)?(?:[/?#][^\s<>()\[\]\"'`]{0,500})?)>?"

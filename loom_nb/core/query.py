@@ -141,9 +141,11 @@ def lead_line(retrieval_text: str) -> str:
     ''
     >>> lead_line("Merge pull request #20097 from a/fix-vstack\n\nBUG: Return a copy from single-table vstack\nbody")
     'BUG: Return a copy from single-table vstack'
+    >>> lead_line("Merge pull request #20097 from a/fix-vstack\n\nReturn a copy from single-table vstack")
+    ''
     """
     lines = [line.strip() for line in retrieval_text.splitlines() if line.strip()]
-    if len(lines) > 2 and _MERGE_SUBJECT.match(lines[0]):
+    if len(lines) > 1 and _MERGE_SUBJECT.match(lines[0]):
         lines = lines[1:]  # "Merge pull request #12 from a/b", then the pull request's title
     if len(lines) < 2 or lines[0].startswith(("```", "~~~", ">>>")):
         return ""
