@@ -110,6 +110,17 @@ def test_bm25f_worked_example_by_hand():
     np.testing.assert_allclose(_example().score(["rank", "graph"], 3), expected_both, rtol=0, atol=1e-9)
 
 
+def test_a_boosted_query_term_counts_as_that_many_passes():
+    index = _example()
+    plain, rank_only = index.score("rank graph", 3), index.score("rank", 3)
+    boosted = index.score("rank graph", 3, boost={"rank": 3.0})
+    # BM25 sums over query terms: weight 3 on "rank" is the plain score plus "rank" twice more
+    assert boosted == pytest.approx(plain + 2 * rank_only)
+    assert index.score("rank graph", 3, boost={}) == pytest.approx(plain)
+    # row 2 holds only "graph": no boost reaches it
+    assert boosted[2] == pytest.approx(plain[2]) and boosted[0] > plain[0]
+
+
 def test_score_pads_and_truncates_to_n_rows():
     index = _example()
     assert index.score("rank", 5)[3:].tolist() == [0.0, 0.0]

@@ -340,7 +340,7 @@ class LexicalIndex:
 
     # -- queries ---------------------------------------------------------------------------
 
-    def score(self, query: str | list[str], n_rows: int) -> np.ndarray:
+    def score(self, query: str | list[str], n_rows: int, boost: dict[str, float] | None = None) -> np.ndarray:
         """BM25F score of every row ``0 .. n_rows-1`` (see the class docstring for the formula).
 
         Parameters
@@ -350,6 +350,10 @@ class LexicalIndex:
             given, lower-cased), so one analysis can score several indexes.
         n_rows : int
             Length of the result: rows past it are ignored, rows not indexed score 0.
+        boost : dict of str to float, optional
+            A weight per query term (1 when absent): BM25 sums over query terms, so a term of
+            weight 3 counts as three occurrences would if the query's terms were not deduplicated
+            (the line a query leads with, :func:`loom_nb.core.query.lead_line`).
 
         Returns
         -------
@@ -359,7 +363,8 @@ class LexicalIndex:
         """
         out = np.zeros(int(n_rows), np.float64)
         n_docs = len(self)
-        wanted = [self._vocab[t] for t in _query_terms(query) if t in self._vocab]
+        boost = boost or {}
+        wanted = [(self._vocab[t], float(boost.get(t, 1.0))) for t in _query_terms(query) if t in self._vocab]
         if n_docs == 0 or not wanted or n_rows <= 0:
             return out
         self._sync()
@@ -369,7 +374,7 @@ class LexicalIndex:
         avglen = self._len_total / n_docs
         avglen = np.where(avglen > 0, avglen, 1.0)  # a field no row has: its tf is 0 anyway
         total = np.zeros(n_slots, np.float64)
-        for term_id in wanted:
+        for term_id, weight in wanted:
             slot, fld, tf = self._postings(term_id)
             if slot.size == 0:
                 continue
@@ -381,7 +386,7 @@ class LexicalIndex:
                 continue
             idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
             saturated = np.divide(tilde, self.k1 + tilde, out=np.zeros(n_slots), where=present & (tilde > 0))
-            total += idf * saturated
+            total += weight * idf * saturated
         inside = live & (slot_row < n_rows)
         out[slot_row[inside]] = total[inside]
         return out

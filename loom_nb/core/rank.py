@@ -18,6 +18,7 @@ import numpy as np
 from .config import CONTENT_TYPES, SIGNALS, LoomConfig, Weights
 from .arrays import GraphArrays
 from .graph import LoomGraph
+from .analysis import _query_terms
 from .lexical import normalise_scores
 from .paths import line_mention_rows, path_mentions, path_roles, tagged_mask, tagged_paths
 from .query import lead_line
@@ -198,7 +199,7 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
     and would otherwise set the scale that pushes every real match down. The terms of the
     line a query of several lines leads with (:func:`~loom_nb.core.query.lead_line`: a
     title, a subject, a follow-up's own message) count ``1 + lead_line_weight`` times: BM25 sums
-    over query terms, so this adds the lead line's own score."""
+    over query terms, so each of them is weighted once, in the one scoring pass."""
     if n == 0:
         empty = np.zeros(0)
         return empty, empty, empty, empty
@@ -212,10 +213,9 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
     for tag in tags:
         words = words.replace(f"@{tag}", " ").replace(f"`{tag}`", " ")
     if words.strip():
-        raw = np.array(graph.lexical.score(words, n), dtype=float)
         lead = lead_line(words) if lead_line_weight > 0 else ""
-        if lead:
-            raw += lead_line_weight * np.asarray(graph.lexical.score(lead, n), dtype=float)
+        boost = dict.fromkeys(_query_terms(lead), 1.0 + lead_line_weight) if lead else None
+        raw = np.array(graph.lexical.score(words, n, boost), dtype=float)
         if len(exclude):
             raw[np.asarray(exclude, dtype=np.int64)] = 0.0
         terms = normalise_scores(raw)
