@@ -143,6 +143,20 @@ cells = [
         "print(f'top: {top.node_id} {top.title!r}')"
     ),
     new_markdown_cell(
+        "A message of several lines leads with one that says what it is about: an issue's title, a commit's\n"
+        "subject. Its words count three times in the lexical signal (`config.lead_line_weight`, 2), since\n"
+        "what follows pastes code and logs whose words match everything around the fault. A follow-up's own\n"
+        "message leads the exchange before it the same way. The context pack says which matched words came\n"
+        "from that line:"
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "from loom_nb.core.query import lead_line\n\n"
+        "print('leads with:', repr(lead_line(Query(report).retrieval_text())))\n"
+        "for item in loom.query(report, window=4096).pack().items[:3]:\n"
+        "    print(item.node_id, '|', '; '.join(item.reasons))"
+    ),
+    new_markdown_cell(
         "`mode=` still forces one, to compare: here BARE on the simple query. It skips the query's embedding,\n"
         "so the semantic signal is 0 for every node; with no concept near the query to anchor them, so are the\n"
         "structure signals (hop, density) under the default configuration. A node then counts as relevant only\n"
