@@ -3,6 +3,8 @@ walked, its gold files are among the files indexing takes, and its gold ranges l
 
 from __future__ import annotations
 
+import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,43 @@ def test_the_notes_set_has_its_counts():
     assert sum(1 for case in cases if case.history) >= 10
     assert len({case.workspace for case in cases}) == 3
     assert len({c.query for c in cases}) == len(cases)
+
+
+def _reanchor_tool():
+    spec = importlib.util.spec_from_file_location("reanchor_cases", DATASETS.parent / "tools" / "reanchor_cases.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["self.jsonl", "followups.jsonl"])
+def test_gold_ranges_still_start_where_they_were_written(name):
+    """These two sets grade loom-nb's own package, which moves under them. Each range records
+    its first line as it read when the range was written; a change that shifts the code fails
+    here, not as quietly lower figures (one session measured fourteen cases on wrong lines)."""
+    problems = _reanchor_tool().stale_anchors(DATASETS / name)
+    assert problems == [], (
+        "gold ranges no longer start on the lines they were written on; move them with "
+        f"`.venv/bin/python tools/reanchor_cases.py datasets/{name} --since <commit they match> --write`:\n"
+        + "\n".join(problems))
+
+
+def test_a_moved_range_is_reported(tmp_path):
+    """The check itself: a line inserted above a range moves its first line off the anchor, an
+    edit inside the range does not, and a case without anchors is named."""
+    tool = _reanchor_tool()
+    (tmp_path / "code").mkdir()
+    source = tmp_path / "code" / "m.py"
+    source.write_text("import os\n\n\ndef answer():\n    return 42\n", encoding="utf-8")
+    case = {"id": "c1", "query": "q", "workspace": "code", "gold_files": ["m.py"], "gold_ranges": {"m.py": [[4, 5]]}}
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(case) + "\n", encoding="utf-8")
+    assert tool.stale_anchors(cases) == ["cases.jsonl:1 c1: no anchors"]
+    case["anchors"] = tool.anchors_of(case, tmp_path / "code")
+    assert case["anchors"] == {"m.py": ["def answer():"]}
+    cases.write_text(json.dumps(case) + "\n", encoding="utf-8")
+    assert tool.stale_anchors(cases) == []
+    source.write_text("import os\n\n\ndef answer():\n    return 43\n", encoding="utf-8")
+    assert tool.stale_anchors(cases) == []
+    source.write_text("import os\nimport sys\n\n\ndef answer():\n    return 43\n", encoding="utf-8")
+    assert tool.stale_anchors(cases) == ["cases.jsonl:1 c1: m.py:4 reads '', the range was written on 'def answer():'"]
