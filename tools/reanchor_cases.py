@@ -40,7 +40,8 @@ def anchors_of(case: dict, workspace: Path) -> dict[str, list[str]]:
     """The anchor of every gold range of ``case`` in the files as they are now."""
     out = {}
     for path, ranges in (case.get("gold_ranges") or {}).items():
-        lines = (workspace / path).read_text(encoding="utf-8").splitlines()
+        file = workspace / path
+        lines = file.read_text(encoding="utf-8").splitlines() if file.is_file() else []  # a gone file reads as blank
         out[path] = [anchor(lines[start - 1]) if start <= len(lines) else "" for start, _ in ranges]
     return out
 
