@@ -48,15 +48,19 @@ FIELDS: tuple[str, ...] = ("path", "symbol", "heading", "import", "content")
 
 DEFAULT_FIELD_WEIGHTS: dict[str, float] = {"path": 3.0, "symbol": 3.0, "heading": 2.0, "import": 1.5, "content": 1.0}
 """BM25F field weights. Seed 004: a term in the path or a symbol is a strong match, in a heading
-or an import a medium one, in the body a small one. The 3 : 2 : 1.5 : 1 spacing is the starting
-value, not a measured optimum; tune it with :mod:`loom_nb.evaluation.run`."""
+or an import a medium one, in the body a small one. Swept with k1 and b through the default
+path on 13 labelled sets (``benchmarks/sweep_bm25.py``; benchmarks/README.md): symbol or path 5
+and content 0.5 each trade one set for another and sum lower, import 0.5 changes next to nothing,
+so seed 004's values stay."""
 
 DEFAULT_K1 = 1.2
 """BM25 term-frequency saturation (Robertson & Zaragoza's usual 1.2: the 2nd occurrence of a
 term adds much less than the 1st)."""
 
 DEFAULT_B = 0.75
-"""BM25 length normalisation (the usual 0.75: a match in a long chunk is worth less)."""
+"""BM25 length normalisation (the usual 0.75: a match in a long chunk is worth less). 0.5 gains
+fastapi and the self set at 4k and loses a guzzle case at every budget: a short message ("Fix
+`0` body handling") then finds long units that repeat its word before the short one it names."""
 
 # -- the index ---------------------------------------------------------------------------------
 
