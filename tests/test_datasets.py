@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -63,8 +64,19 @@ def test_gold_ranges_still_start_where_they_were_written(name):
     problems = _reanchor_tool().stale_anchors(DATASETS / name)
     assert problems == [], (
         "gold ranges no longer start on the lines they were written on; move them with "
-        f"`.venv/bin/python tools/reanchor_cases.py datasets/{name} --since <commit they match> --write`:\n"
+        f"`.venv/bin/python tools/reanchor_cases.py datasets/{name} --since {_last_commit_of(DATASETS / name)} --write`:\n"
         + "\n".join(problems))
+
+
+def _last_commit_of(path: Path) -> str:
+    """The commit that last wrote ``path`` (its ranges match the code as of then), for the
+    failure message; a placeholder outside a git checkout."""
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%h", "--", path.name], cwd=path.parent,
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "<the commit they match>"
+    return out.stdout.strip() or "<the commit they match>"
 
 
 def test_a_moved_range_is_reported(tmp_path):
