@@ -331,6 +331,45 @@ def test_vendored_code_ranks_below_the_program(tmp_path):
     assert loom.graph.node(result.ranking.top(1)[0][0]).reference.file == "skylib/io/xml_reader.py"
     assert all(provenance[f] < provenance["skylib/io/xml_reader.py"] for f in sources if f != "skylib/io/xml_reader.py")
 
+def test_a_change_log_ranks_below_the_code_and_the_docs(tmp_path):
+    """fastapi's release notes are its commit messages, one entry per change: a commit about
+    the docs script matched a dozen entries about other languages before the script itself.
+    A change log (by its name, or a folder of entries) takes ``changelog_reference``; a
+    configuration without that key treats it as any other prose."""
+    from loom_nb import HashingEmbedder, Loom
+
+    ws = tmp_path / "ws"
+    sources = {
+        "scripts/docs.py": "def new_lang(lang):\n    \"\"\"Initialize translations for a new language.\"\"\"\n    return lang\n",
+        "docs/en/docs/release-notes.md": "# Release Notes\n\n## 0.1\n\n* Initialize translations for a new language: Korean.\n",
+        "changelog.d/12.feature.md": "Initialize translations for a new language: Japanese.\n",
+        "docs/en/docs/languages.md": "# Languages\n\nInitialize translations for a new language with the docs script.\n",
+    }
+    for rel, text in sources.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text, encoding="utf-8")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, wait=True, progress=False)
+
+    def provenance_by_file(result):
+        out = {}
+        for nid in result.ranking.node_ids:
+            out.setdefault(loom.graph.node(nid).reference.file, result.ranking.raw(nid)["provenance"])
+        return out
+
+    table = LoomConfig().provenance
+    provenance = provenance_by_file(loom.query("Initialize translations for a new language", budget=2000))
+    assert provenance["scripts/docs.py"] == table["file_reference"]
+    assert provenance["docs/en/docs/languages.md"] == table["other_reference"]
+    assert provenance["docs/en/docs/release-notes.md"] == provenance["changelog.d/12.feature.md"] == table["changelog_reference"]
+    assert table["changelog_reference"] < table["other_reference"]
+
+    older = LoomConfig().with_(provenance={k: v for k, v in table.items() if k != "changelog_reference"})
+    ranking = rank(loom.graph, None, query="Initialize translations for a new language", config=older)
+    rows = {loom.graph.node(nid).reference.file: ranking.raw(nid)["provenance"] for nid in ranking.node_ids}
+    assert rows["docs/en/docs/release-notes.md"] == rows["changelog.d/12.feature.md"] == table["other_reference"]
+
+
 def test_a_basename_many_test_roots_share_names_none_of_them(tmp_path):
     """Every sphinx issue's template mentions conf.py, and sphinx's test roots hold a hundred:
     each took the basename mention and became relevant. The one program file named in the

@@ -147,17 +147,22 @@ def provenance_signal(type_codes: np.ndarray, table: dict[str, float]) -> np.nda
 
 
 def role_provenance(provenance: np.ndarray, type_codes: np.ndarray, roles: np.ndarray, table: dict[str, float]) -> np.ndarray:
-    """File references of test files and of other non-code files (docs, changelogs, data)
-    take the ``test_reference`` / ``other_reference`` provenance instead of
-    ``file_reference``; ``roles`` are :func:`~loom_nb.core.lexical.path_roles` codes.
+    """File references of test files, of change logs and of other non-code files (docs, data)
+    take the ``test_reference`` / ``changelog_reference`` / ``other_reference`` provenance
+    instead of ``file_reference``; ``roles`` are :func:`~loom_nb.core.lexical.path_roles` codes.
+    A table without ``changelog_reference`` (a configuration from before it) treats change logs
+    as other files.
 
-    >>> role_provenance(np.array([0.6, 0.6, 0.6, 0.5]), np.array([3, 3, 3, 0]), np.array([1, 2, 3, 0]),
-    ...                 {"test_reference": 0.3, "other_reference": 0.2}).tolist()
-    [0.6, 0.3, 0.2, 0.5]
+    >>> role_provenance(np.array([0.6, 0.6, 0.6, 0.6, 0.5]), np.array([3, 3, 3, 3, 0]), np.array([1, 2, 3, 4, 0]),
+    ...                 {"test_reference": 0.3, "other_reference": 0.2, "changelog_reference": 0.1}).tolist()
+    [0.6, 0.3, 0.2, 0.1, 0.5]
+    >>> role_provenance(np.array([0.6]), np.array([3]), np.array([4]), {"other_reference": 0.2}).tolist()
+    [0.2]
     """
     ref = np.asarray(type_codes) == CONTENT_TYPES.index("file_reference")
     out = np.asarray(provenance, dtype=float).copy()
-    for code, key in ((2, "test_reference"), (3, "other_reference")):
+    changelog = "changelog_reference" if "changelog_reference" in table else "other_reference"
+    for code, key in ((2, "test_reference"), (3, "other_reference"), (4, changelog)):
         if key in table:
             out[ref & (roles == code)] = table[key]
     return out
