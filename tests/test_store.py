@@ -42,6 +42,18 @@ def test_round_trip_is_equal_with_bit_identical_vectors(tmp_path):
     assert loaded.node("n5").id == "n5"
 
 
+def test_a_provenance_key_added_since_the_save_takes_its_default(tmp_path):
+    """A session saved before change logs had their own provenance opens with the default for
+    it, as it would for a new weight; the keys it stored keep their values."""
+    g = sample_graph()
+    stored = {k: v for k, v in LoomConfig().provenance.items() if k != "changelog_reference"}
+    g.config = g.config.with_(provenance={**stored, "analysis": 0.5})
+    save_graph(g, tmp_path)
+    loaded, _ = load_graph(tmp_path)
+    assert loaded.config.provenance["changelog_reference"] == LoomConfig().provenance["changelog_reference"]
+    assert loaded.config.provenance["analysis"] == 0.5
+
+
 def test_graph_json_is_inspectable(tmp_path):
     save_graph(sample_graph(), tmp_path)
     doc = json.loads((tmp_path / GRAPH_FILE).read_text())

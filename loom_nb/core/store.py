@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .atomic import atomic_file, atomic_write_bytes, atomic_write_text  # noqa: F401 - importable from here as before
-from .config import LoomConfig, Weights
+from .config import DEFAULT_PROVENANCE, LoomConfig, Weights
 from .folder_lock import session_lock
 from .userdir import seal_key
 from .errors import EmbeddingMismatchError, LoomError, SessionConflictError, SessionFormatError, StaleReferenceError
@@ -132,6 +132,8 @@ def _config_from(data: dict[str, Any] | None) -> LoomConfig:
         data["weights"] = Weights(**{k: v for k, v in data["weights"].items() if k in Weights.__dataclass_fields__})
     if "output_reservation_range" in data:
         data["output_reservation_range"] = tuple(data["output_reservation_range"])
+    if isinstance(data.get("provenance"), dict):  # a key added since the save takes its default, as a new weight does
+        data["provenance"] = {**DEFAULT_PROVENANCE, **data["provenance"]}
     return LoomConfig(**data)
 
 
