@@ -150,8 +150,8 @@ def role_provenance(provenance: np.ndarray, type_codes: np.ndarray, roles: np.nd
     """File references of test files, of change logs and of other non-code files (docs, data)
     take the ``test_reference`` / ``changelog_reference`` / ``other_reference`` provenance
     instead of ``file_reference``; ``roles`` are :func:`~loom_nb.core.lexical.path_roles` codes.
-    A table without ``changelog_reference`` (a configuration from before it) treats change logs
-    as other files.
+    A table built without ``changelog_reference`` treats change logs as other files (a saved
+    session's table gains the default on open: :mod:`loom_nb.core.store`).
 
     >>> role_provenance(np.array([0.6, 0.6, 0.6, 0.6, 0.5]), np.array([3, 3, 3, 3, 0]), np.array([1, 2, 3, 4, 0]),
     ...                 {"test_reference": 0.3, "other_reference": 0.2, "changelog_reference": 0.1}).tolist()
