@@ -20,14 +20,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from loom_nb.core.config import LoomConfig  # noqa: E402
 from loom_nb.core.lexical import DEFAULT_B, DEFAULT_K1, FIELDS, LexicalIndex  # noqa: E402
 from loom_nb.evaluation.run import Workbench, load_cases  # noqa: E402
 from loom_nb.evaluation.tuning import prepare  # noqa: E402
+from sweep_config import recall_row  # noqa: E402 - beside this script
 
 DEFAULT_VARIANTS = "today,b=0.5,b=0.3,k1=0.8,k1=2.0,symbol=5,path=5,content=0.5,import=0.5"
 
@@ -65,7 +64,7 @@ def main(argv: list[str] | None = None) -> dict:
     variants = {name: parse_variant(name) for name in args.variants.split(",")}
     budgets = [int(b) for b in args.budgets.split(",")]
     bench = Workbench(cache_dir=args.cache)
-    print(f"line recall of the default path at {budgets} tokens")
+    print(f"line recall / gold-file recall of the default path at {budgets} tokens")
     out: dict = {}
     for path in args.cases:
         cases, _ = load_cases(path)
@@ -76,12 +75,9 @@ def main(argv: list[str] | None = None) -> dict:
             for p, stored in zip(prepared, arrays):
                 p.loom.graph.lexical = LexicalIndex.from_arrays(stored, field_weights=weights, k1=k1, b=b)
                 p._rankings.clear()  # the lexical signal changed: rank again (the harness keeps rankings per config)
-            row = []
-            for budget in budgets:
-                graded = [p.run(LoomConfig(), budget) for p in prepared]
-                row.append(round(float(np.mean([g.line_recall for g in graded if g.line_recall is not None] or [0.0])), 3))
+            row = recall_row(prepared, LoomConfig(), budgets)
             out.setdefault(path.stem, {})[name] = row
-            print(f"{path.stem:12} {name:>16}  " + "   ".join(f"{r:.3f}" for r in row), flush=True)
+            print(f"{path.stem:12} {name:>16}  " + "   ".join(f"{row[b][0]:.3f} / {row[b][1]:.3f}" for b in budgets), flush=True)
         for p in prepared:
             bench.release(p.case)
         print(f"{path.stem}: {len(cases)} cases, {time.perf_counter() - started:.0f} s", flush=True)

@@ -36,6 +36,18 @@ def parse_value(text: str):
     return int(text) if text.lstrip("-").isdigit() else float(text)
 
 
+def recall_row(prepared, config: LoomConfig, budgets: list[int]) -> dict[int, list[float]]:
+    """Mean line and gold-file recall of ``prepared`` cases under ``config``, per budget. A case
+    without gold line ranges has no line recall and is left out of that mean, as
+    bench_quality.py does (counted as 0 it scaled the self set's figures by 27/36)."""
+    row = {}
+    for budget in budgets:
+        graded = [p.run(config, budget) for p in prepared]
+        row[budget] = [round(float(np.mean([v for g in graded if (v := getattr(g, m)) is not None] or [0.0])), 3)
+                       for m in ("line_recall", "file_recall")]
+    return row
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("param", help="a LoomConfig field, or weights.<signal>")
@@ -56,13 +68,7 @@ def main(argv: list[str] | None = None) -> dict:
         prepared = prepare(cases, bench)
         for value in values:
             config = set_params(LoomConfig(), {args.param: value})
-            row = {}
-            for budget in budgets:
-                graded = [p.run(config, budget) for p in prepared]
-                # a case without gold line ranges has no line recall: left out of that mean, as
-                # bench_quality.py does (counted as 0 it scaled the self set's figures by 27/36)
-                row[budget] = [round(float(np.mean([v for g in graded if (v := getattr(g, m)) is not None] or [0.0])), 3)
-                               for m in ("line_recall", "file_recall")]
+            row = recall_row(prepared, config, budgets)
             out.setdefault(path.stem, {})[str(value)] = row
             print(f"{path.stem:10} {value!s:>8}  " + "   ".join(f"{row[b][0]:.3f} / {row[b][1]:.3f}" for b in budgets), flush=True)
         for p in prepared:

@@ -307,27 +307,39 @@ def test_benchmarks_rank_below_the_code_they_exercise(tmp_path):
     assert provenance["benches/rolling.py"] == provenance["arrays/rolling.py"]
 
 
-def test_vendored_code_ranks_below_the_program(tmp_path):
-    """astropy ships expat's and cfitsio's C sources under ``cextern/`` and configobj under
-    ``astropy/extern/``: a commit about parsing XML loaded the vendored parser before its own."""
+def _indexed(tmp_path, sources: dict[str, str]):
+    """A Loom (hashing embedder) over a workspace of ``sources``: relative path -> text."""
     from loom_nb import HashingEmbedder, Loom
 
     ws = tmp_path / "ws"
+    for rel, text in sources.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text, encoding="utf-8")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, wait=True, progress=False)
+    return loom
+
+
+def _provenance_by_file(loom, ranking) -> dict[str, float]:
+    """The provenance signal of each file's first unit in ``ranking``."""
+    out = {}
+    for nid in ranking.node_ids:
+        out.setdefault(loom.graph.node(nid).reference.file, ranking.raw(nid)["provenance"])
+    return out
+
+
+def test_vendored_code_ranks_below_the_program(tmp_path):
+    """astropy ships expat's and cfitsio's C sources under ``cextern/`` and configobj under
+    ``astropy/extern/``: a commit about parsing XML loaded the vendored parser before its own."""
     sources = {
         "skylib/io/xml_reader.py": "def parse_xml_table(text):\n    \"\"\"Parse an XML table document.\"\"\"\n    return text.split('<tr>')\n",
         "cextern/expat/lib/xmlparse.c": "/* parse an XML table document */\nint parse_xml_table(const char *text) { return 0; }\n",
         "skylib/extern/xmltool/parse.py": "def parse_xml_table(text):\n    \"\"\"Parse an XML table document.\"\"\"\n    return []\n",
         "src/pkg/_vendor/xmltool.py": "def parse_xml_table(text):\n    \"\"\"Parse an XML table document.\"\"\"\n    return []\n",
     }
-    for rel, text in sources.items():
-        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-        (ws / rel).write_text(text, encoding="utf-8")
-    loom = Loom(embedder=HashingEmbedder())
-    loom.index(ws, wait=True, progress=False)
+    loom = _indexed(tmp_path, sources)
     result = loom.query("parse an XML table document", budget=2000)
-    provenance = {}
-    for nid in result.ranking.node_ids:
-        provenance.setdefault(loom.graph.node(nid).reference.file, result.ranking.raw(nid)["provenance"])
+    provenance = _provenance_by_file(loom, result.ranking)
     assert loom.graph.node(result.ranking.top(1)[0][0]).reference.file == "skylib/io/xml_reader.py"
     assert all(provenance[f] < provenance["skylib/io/xml_reader.py"] for f in sources if f != "skylib/io/xml_reader.py")
 
@@ -337,40 +349,25 @@ def test_a_change_log_ranks_below_the_code_and_the_docs(tmp_path):
     the docs script matched a dozen entries about other languages before the script itself.
     A change log (by its name, or a folder of entries) takes ``changelog_reference``; a
     configuration without that key treats it as any other prose."""
-    from loom_nb import HashingEmbedder, Loom
-
-    ws = tmp_path / "ws"
     sources = {
         "scripts/docs.py": "def new_lang(lang):\n    \"\"\"Initialize translations for a new language.\"\"\"\n    return lang\n",
         "docs/en/docs/release-notes.md": "# Release Notes\n\n## 0.1\n\n* Initialize translations for a new language: Korean.\n",
         "changelog.d/12.feature.md": "Initialize translations for a new language: Japanese.\n",
         "docs/en/docs/languages.md": "# Languages\n\nInitialize translations for a new language with the docs script.\n",
     }
-    for rel, text in sources.items():
-        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-        (ws / rel).write_text(text, encoding="utf-8")
-    loom = Loom(embedder=HashingEmbedder())
-    loom.index(ws, wait=True, progress=False)
-
-    def provenance_by_file(result):
-        out = {}
-        for nid in result.ranking.node_ids:
-            out.setdefault(loom.graph.node(nid).reference.file, result.ranking.raw(nid)["provenance"])
-        return out
-
+    loom = _indexed(tmp_path, sources)
     table = LoomConfig().provenance
     result = loom.query("Initialize translations for a new language", budget=2000)
     order = list(dict.fromkeys(loom.graph.node(nid).reference.file for nid, _ in result.ranking.top(10)))
     assert order[:2] == ["scripts/docs.py", "docs/en/docs/languages.md"]
-    provenance = provenance_by_file(result)
+    provenance = _provenance_by_file(loom, result.ranking)
     assert provenance["scripts/docs.py"] == table["file_reference"]
     assert provenance["docs/en/docs/languages.md"] == table["other_reference"]
     assert provenance["docs/en/docs/release-notes.md"] == provenance["changelog.d/12.feature.md"] == table["changelog_reference"]
     assert table["changelog_reference"] < table["other_reference"]
 
     older = LoomConfig().with_(provenance={k: v for k, v in table.items() if k != "changelog_reference"})
-    ranking = rank(loom.graph, None, query="Initialize translations for a new language", config=older)
-    rows = {loom.graph.node(nid).reference.file: ranking.raw(nid)["provenance"] for nid in ranking.node_ids}
+    rows = _provenance_by_file(loom, rank(loom.graph, None, query="Initialize translations for a new language", config=older))
     assert rows["docs/en/docs/release-notes.md"] == rows["changelog.d/12.feature.md"] == table["other_reference"]
 
 
