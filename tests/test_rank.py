@@ -406,6 +406,28 @@ def test_the_line_a_long_message_leads_with_weighs_more():
     assert one_line[0].signals.tolist() == one_line[1].signals.tolist()
 
 
+def test_a_file_the_previous_answer_named_counts_less_than_one_the_follow_up_names():
+    from loom_nb.core.query import Query
+
+    g = lexical_graph()
+    history = [{"role": "user", "content": "How is a session written?"},
+               {"role": "assistant", "content": "store.py writes it; rank.py is not involved."}]
+    follow_up = Query("and what does graph.py keep?", history).retrieval_text()
+    shares = {w: rank(g, np.array(unit(0)), query=follow_up, config=LoomConfig(concept_threshold=0.99, previous_mention_share=w))
+              for w in (1.0, 0.5, 0.0)}
+    # graph.py, named by the follow-up itself, scores whole at every share
+    assert [raw_signal(shares[w], "n2", "path_mention") for w in shares] == [0.7, 0.7, 0.7]
+    # store.py and rank.py, named only in the previous answer, score the share
+    assert [raw_signal(shares[w], "n3", "path_mention") for w in shares] == [0.7, 0.35, 0.0]
+    assert [raw_signal(shares[w], "n1", "path_mention") for w in shares] == [0.7, 0.35, 0.0]
+    # a message on its own has no previous exchange: the share changes nothing
+    alone = [rank(g, np.array(unit(0)), query="store.py or graph.py?", config=LoomConfig(concept_threshold=0.99, previous_mention_share=w))
+             for w in (1.0, 0.0)]
+    assert alone[0].signals.tolist() == alone[1].signals.tolist()
+    with pytest.raises(ValueError, match="previous_mention_share"):
+        LoomConfig(previous_mention_share=1.5)
+
+
 def test_lead_line_weight_must_be_a_number_at_least_zero():
     for bad in (-1.0, float("inf"), True, "2"):
         with pytest.raises(ValueError, match="lead_line_weight"):

@@ -192,6 +192,15 @@ class LoomConfig:
     0.839 at 4k / 8k, and on the six mined commit sets +0.009 / +0.003 / +0.002; pylint's
     and astropy's commits lose 0.054 and 0.031 at 4k. 1 gains less; 3 loses
     matplotlib at 16k."""
+    previous_mention_share: float = 0.5
+    """A file named only in the previous exchange a follow-up is ranked with scores this share
+    of its path mention; named in the follow-up itself, it scores it whole. A follow-up asks
+    past the answer it follows: "where's the actual rule that tells a test file from code?",
+    after an answer about ``mine.py``, is about ``paths.py``, and at 1 every unit of
+    ``mine.py`` ranked above it. Swept at 1 / 0.75 / 0.5 / 0.25 / 0 on the follow-ups
+    (``benchmarks/sweep_config.py previous_mention_share …``; benchmarks/README.md, "A file
+    the previous answer named"): 0.5 gains 0.055 / 0.020 / 0 at 4k / 8k / 16k and loses no
+    case; 0.25 and 0 gain more at 4k and lose cases. A message on its own is unaffected."""
     lexical_anchor: float = 1.01
     """Units whose normalised BM25F score reaches this are hop anchors as well as the
     concept nearest the query: they and their structural neighbours (imports, references)
@@ -295,6 +304,8 @@ class LoomConfig:
                 raise ValueError(f"{name} must be in [-1, 1], got {getattr(self, name)!r}")
         if isinstance(self.lead_line_weight, bool) or not isinstance(self.lead_line_weight, (int, float)) or not 0.0 <= self.lead_line_weight < float("inf"):
             raise ValueError(f"lead_line_weight must be a finite number >= 0, got {self.lead_line_weight!r}")
+        if not 0.0 <= self.previous_mention_share <= 1.0:
+            raise ValueError(f"previous_mention_share must be in [0, 1], got {self.previous_mention_share!r}")
         if not 0.0 <= self.named_code_semantic <= 1.0:
             raise ValueError(f"named_code_semantic must be in [0, 1], got {self.named_code_semantic!r}")
         if not 0.0 < self.file_spread <= 1.0:

@@ -21,7 +21,7 @@ from .graph import LoomGraph
 from .analysis import _query_terms
 from .lexical import normalise_scores
 from .paths import line_mention_rows, path_mentions, path_roles, tagged_mask, tagged_paths
-from .query import lead_line
+from .query import PREVIOUS_MARK, lead_line
 
 MAX_HOPS = 5
 """Hop distances past this are treated as unreachable (signal 0.5**4 ≈ 0.06 already)."""
@@ -195,7 +195,7 @@ def density_signal(
 
 
 def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(),
-                    lead_line_weight: float = 0.0) -> tuple[np.ndarray, ...]:
+                    lead_line_weight: float = 0.0, previous_mention_share: float = 1.0) -> tuple[np.ndarray, ...]:
     """The four lexical signals of seed 004, each 0–1: BM25F terms (normalised by the best
     match), path mention, explicit tag (or the unit a traceback frame points at), and
     git-dirty file.
@@ -204,7 +204,10 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
     and would otherwise set the scale that pushes every real match down. The terms of the
     line a query of several lines leads with (:func:`~loom_nb.core.query.lead_line`: a
     title, a subject, a follow-up's own message) count ``1 + lead_line_weight`` times: BM25 sums
-    over query terms, so each of them is weighted once, in the one scoring pass."""
+    over query terms, so each of them is weighted once, in the one scoring pass. A file named
+    only in the exchange a follow-up is ranked with (after
+    :data:`~loom_nb.core.query.PREVIOUS_MARK`) scores ``previous_mention_share`` of its path
+    mention: the follow-up asks past the answer that named it."""
     if n == 0:
         empty = np.zeros(0)
         return empty, empty, empty, empty
@@ -230,6 +233,9 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
         zeros = np.zeros(n)
         return terms, zeros, zeros, zeros
     mention = path_mentions(words, paths)  # a tag is its own signal, and its folder names no sibling
+    message, mark, _ = words.partition(PREVIOUS_MARK)
+    if mark and previous_mention_share < 1.0:
+        mention = np.maximum(path_mentions(message, paths), previous_mention_share * mention)
     tagged = line_mention_rows(query, paths, _span_reader(graph))  # the units a traceback's frames point at
     for tag in tags:
         tagged = np.maximum(tagged, masks[tag])
@@ -473,7 +479,8 @@ def rank(graph: LoomGraph, query_vector: np.ndarray | None, *, query: str = "", 
         relevant_concepts = np.zeros(len(a.concept_ids), dtype=bool)
     hop, hops = hop_signal(n, a.link_content, a.link_concept, dist, config.hop_decay)
     if lexical:
-        terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n, exclude, config.lead_line_weight)
+        terms, mention, tagged, dirty = lexical_signals(graph, query, a.paths, n, exclude, config.lead_line_weight,
+                                                         config.previous_mention_share)
     else:
         terms = mention = tagged = dirty = np.zeros(n)
     # which neighbours count toward link density: semantically relevant ones, or (ranking

@@ -47,6 +47,7 @@ DEFAULT_SPACE: dict[str, tuple] = {
     "lexical_anchor": (0.6, 0.8, 1.0, 1.01),
     "lexical_relevance": (0.29, 0.5, 0.7),
     "lead_line_weight": (0.0, 1.0, 2.0),
+    "previous_mention_share": (0.5, 1.0),
     "max_whole_share": (0.25, 0.5),
     "large_node_tokens": (600, 1200, 2400),
     "relevance_margin": (None, 0.1, 0.2, 0.3),
@@ -70,7 +71,7 @@ have none, and there the vectors are the only signal. ``named_code_semantic`` lo
 for messages that name code (seed value 1: no difference)."""
 
 _RERANK = ("relevance_floor", "hop_decay", "size_reference_tokens", "concept_relevance", "lexical_anchor",
-           "lead_line_weight")
+           "lead_line_weight", "previous_mention_share")
 """Config fields that change signal values, so a new value needs a fresh :func:`rank`."""
 
 
