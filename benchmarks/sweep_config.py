@@ -3,9 +3,11 @@
 A script that prints figures, not a test. Each case is indexed (or opened from ``--cache``)
 and ranked once, then packed under every value, as ``loom-nb tune`` evaluates a candidate
 (:class:`loom_nb.evaluation.tuning.Prepared`): the call is ``Loom.query``'s, with the mode
-``auto`` picks. The value of the default config reproduces the ``loom`` rows of
-``bench_quality.py`` for single-turn cases; a follow-up is not run through the chat's turn
-planner here, and on the follow-up set at 4k the two read 0.797 and 0.812 (2026-11-26). Used for the options that were measured and not made defaults
+``auto`` picks. On one index, the value of the default config loads what the ``loom`` rows of
+``bench_quality.py`` load, case by case, single-turn cases and follow-ups alike (a follow-up's
+message ranks with the exchange before it, as the chat's turn planner ranks it). An index
+carried through many commits can differ from a fresh one by a budget-edge case: its node ids are
+longer, and each costs a token more in the manifest. Used for the options that were measured and not made defaults
 (``file_spread``, ``named_code_semantic``; benchmarks/README.md)::
 
     .venv/bin/python benchmarks/sweep_config.py file_spread 1,0.995,0.99,0.98 \\
