@@ -424,8 +424,9 @@ def test_a_file_the_previous_answer_named_counts_less_than_one_the_follow_up_nam
     alone = [rank(g, np.array(unit(0)), query="store.py or graph.py?", config=LoomConfig(concept_threshold=0.99, previous_mention_share=w))
              for w in (1.0, 0.0)]
     assert alone[0].signals.tolist() == alone[1].signals.tolist()
-    with pytest.raises(ValueError, match="previous_mention_share"):
-        LoomConfig(previous_mention_share=1.5)
+    for bad in (1.5, -0.1, True, "0.5"):
+        with pytest.raises(ValueError, match="previous_mention_share"):
+            LoomConfig(previous_mention_share=bad)
 
 
 def test_lead_line_weight_must_be_a_number_at_least_zero():

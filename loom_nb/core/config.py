@@ -304,8 +304,9 @@ class LoomConfig:
                 raise ValueError(f"{name} must be in [-1, 1], got {getattr(self, name)!r}")
         if isinstance(self.lead_line_weight, bool) or not isinstance(self.lead_line_weight, (int, float)) or not 0.0 <= self.lead_line_weight < float("inf"):
             raise ValueError(f"lead_line_weight must be a finite number >= 0, got {self.lead_line_weight!r}")
-        if not 0.0 <= self.previous_mention_share <= 1.0:
-            raise ValueError(f"previous_mention_share must be in [0, 1], got {self.previous_mention_share!r}")
+        share = self.previous_mention_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
+            raise ValueError(f"previous_mention_share must be a number in [0, 1], got {share!r}")
         if not 0.0 <= self.named_code_semantic <= 1.0:
             raise ValueError(f"named_code_semantic must be in [0, 1], got {self.named_code_semantic!r}")
         if not 0.0 < self.file_spread <= 1.0:
