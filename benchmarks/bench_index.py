@@ -182,7 +182,7 @@ def make_embedder(kind: str):
 
 def report_dict(report) -> dict:
     keys = ("files_seen", "files_indexed", "files_unchanged", "files_removed", "files_skipped", "nodes_added",
-            "nodes_removed", "texts_embedded", "parse_errors", "concepts", "structure_edges", "seconds", "git")
+            "nodes_removed", "nodes_kept", "texts_embedded", "parse_errors", "concepts", "structure_edges", "seconds", "git")
     out = {k: getattr(report, k) for k in keys}
     out["skipped_reasons"] = dict(report.skipped_reasons)
     return out
@@ -404,7 +404,7 @@ def print_workspace(r: dict) -> list[list]:
              f"files_indexed={u['reopened_report']['files_indexed']} texts_embedded={u['reopened_report']['texts_embedded']} {'ok' if u['reopened_ok'] else 'UNEXPECTED'}"],
             ["one-file refresh", f["seconds"],
              f"{f['file']} ({f['language']}, {f['file_bytes']:,} B): files_indexed={f['report']['files_indexed']} "
-             f"nodes +{f['report']['nodes_added']}/-{f['report']['nodes_removed']} texts_embedded={f['report']['texts_embedded']} {'ok' if f['ok'] else 'UNEXPECTED'}"],
+             f"nodes +{f['report']['nodes_added']}/-{f['report']['nodes_removed']} (kept {f['report'].get('nodes_kept', 0)}) texts_embedded={f['report']['texts_embedded']} {'ok' if f['ok'] else 'UNEXPECTED'}"],
             ["save after the refresh", f["save_s"], ""],
         ],
     )

@@ -154,6 +154,49 @@ def test_changed_file_is_stale_until_reindexed_and_never_served(workspace):
     assert "return None  # changed" in loom.text(fresh.id)
 
 
+def test_a_unit_whose_text_did_not_change_keeps_its_node_when_its_file_is_reindexed(workspace, tmp_path):
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    before = nodes_by_title(loom)
+    refresh, rotate = before["app/tokens.py:8-11 refresh"], before["app/tokens.py:14-16 rotate"]
+    loom.graph.mark_accessed([rotate.id])
+    path = workspace / "app/tokens.py"
+    # two lines above everything, and refresh's body edited: rotate only moves
+    path.write_text("# header\n# header\n" + path.read_text().replace("store.save(client_id)", "store.save(client_id, True)"))
+    report = loom.index(workspace, progress=False)
+    assert report.files_indexed == 1 and report.nodes_kept == 1  # rotate
+    assert report.nodes_added == 2 and report.nodes_removed == 2  # refresh, and the preamble the header joined
+    assert "kept in changed files" in str(report)
+    after = nodes_by_title(loom)
+    moved = after["app/tokens.py:16-18 rotate"]
+    assert moved.id == rotate.id and moved.reference.lines == (16, 18)
+    assert moved.last_access_turn == rotate.last_access_turn  # its access history stays
+    assert loom.text(moved.id).startswith("def rotate(store):")  # read from its new lines, not stale
+    edited = after["app/tokens.py:10-13 refresh"]
+    assert edited.id != refresh.id and "store.save(client_id, True)" in loom.text(edited.id)
+    assert refresh.id not in loom.graph
+    assert dict(loom.graph.structure_of(edited.id))[moved.id] == "references"  # edges follow both
+    loom.save()
+    again = Loom.open(tmp_path / "session", embedder=HashingEmbedder(), workspace=workspace)
+    assert nodes_by_title(again)["app/tokens.py:16-18 rotate"].id == rotate.id
+    assert again.text(rotate.id).startswith("def rotate(store):")
+
+
+def test_relocate_refuses_another_file_or_other_text(workspace):
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    node = nodes_by_title(loom)["app/tokens.py:14-16 rotate"]
+    from loom_nb.core.graph import Reference
+
+    with pytest.raises(LoomError, match="keeps its file and its text"):
+        loom.graph.relocate(node.id, Reference("app/store.py", (1, 3), "", node.reference.sha256), "x")
+    with pytest.raises(LoomError, match="keeps its file and its text"):
+        loom.graph.relocate(node.id, Reference("app/tokens.py", (1, 3), "", "0" * 64), "x")
+    note = loom.add("a note with no file")
+    with pytest.raises(LoomError, match="not a file unit"):
+        loom.graph.relocate(note.ids[0], Reference("app/tokens.py", (1, 3), "", node.reference.sha256), "x")
+
+
 def test_git_aware_refresh(workspace):
     git(workspace, "init", "-q")
     git(workspace, "add", ".")

@@ -82,19 +82,25 @@ def test_a_loaded_cell_reads_as_its_source_and_its_outputs_gist(indexed):
 
 def test_editing_one_cell_stales_only_its_nodes(indexed):
     loom, ws, _ = indexed
+    edited = {n.title.split(" ")[-1]: n.id for n in nodes_of(loom, "cell-2")}
     nb = nbformat.read(ws / "churn.ipynb", as_version=4)
     nb.cells[2].source = "# now three lines longer\n\n\n" + nb.cells[2].source
     nbformat.write(nb, ws / "churn.ipynb")
     for node in nodes_of(loom, "cell-2"):
         with pytest.raises(StaleReferenceError, match=r"churn.ipynb\[cell cell-2\]"):
             loom.graph.text(node.id)
-    for cell in ("cell-0", "cell-1", "cell-3"):  # the other cells read as they were
-        for node in nodes_of(loom, cell):
-            assert loom.graph.text(node.id)
+    others = {cell: [n.id for n in nodes_of(loom, cell)] for cell in ("cell-0", "cell-1", "cell-3")}
+    for ids in others.values():  # the other cells read as they were
+        for node_id in ids:
+            assert loom.graph.text(node_id)
     report = loom.index(ws, progress=False, wait=True)
     assert report.files_indexed == 1
+    # and re-indexing replaces only what changed: the other cells keep their nodes, and so
+    # do the edited cell's two functions, which only moved down three lines
+    assert {cell: [n.id for n in nodes_of(loom, cell)] for cell in others} == others
+    assert report.nodes_kept == sum(map(len, others.values())) + 2
     moved = [n for n in nodes_of(loom, "cell-2") if n.title.endswith("churn_rate")]
-    assert [n.reference.lines for n in moved] == [(4, 6)]
+    assert [n.reference.lines for n in moved] == [(4, 6)] and moved[0].id == edited["churn_rate"]
     assert loom.graph.text(moved[0].id).startswith("def churn_rate(frame):")
 
 

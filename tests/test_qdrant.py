@@ -328,7 +328,10 @@ def test_a_refresh_killed_midway_loses_nothing_and_the_next_one_finishes(tmp_pat
     workspace, folder = tmp_path / "ws", tmp_path / "s"
     make_workspace(workspace)
     before = indexed(folder, workspace, local(tmp_path))
-    (workspace / "app" / "tokens.py").write_text(FILES["app/tokens.py"] + "\n\ndef revoke(store):\n    return store.clear()\n")
+    # rotate's body changes (its old node goes: an orphan point until the next save) and revoke is new
+    edited = FILES["app/tokens.py"].replace("    return store\n", "    return store.rotated()\n")
+    assert edited != FILES["app/tokens.py"]
+    (workspace / "app" / "tokens.py").write_text(edited + "\n\ndef revoke(store):\n    return store.clear()\n")
     run = subprocess.run([sys.executable, "-c", KILLED_SAVE, str(folder), str(workspace), where], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}, timeout=120)
     assert run.returncode == -signal.SIGKILL, run.stderr

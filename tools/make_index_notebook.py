@@ -86,7 +86,10 @@ cells = [
     new_markdown_cell(
         "## Freshness\n\n"
         "Change a file under the graph: its nodes are now *stale*. Loading one raises, and a query reports it\n"
-        "in the table instead of serving text that no longer matches. Re-indexing reads only what changed."
+        "in the table instead of serving text that no longer matches. Re-indexing reads only what changed,\n"
+        "and replaces only the units whose text changed: the rest of the file keeps its nodes (moved to their\n"
+        "new lines when lines were added above them), so their ids, and the manifests of earlier turns that\n"
+        "name them, still hold."
     ),
     new_code_cell(
         "git_py = workspace / 'git.py'\n"
@@ -100,6 +103,7 @@ cells = [
         "report = loom.index(workspace, progress=False)\n"
         "print(report)\n"
         "assert report.files_indexed == 1 and report.texts_embedded > 0\n"
+        "assert report.nodes_added == report.nodes_removed == 1 and report.nodes_kept > 0  # only the renamed function is new\n"
         "again = loom.index(workspace, progress=False)\n"
         "assert again.files_indexed == 0 and again.texts_embedded == 0  # nothing changed: nothing parsed or embedded"
     ),

@@ -771,6 +771,26 @@ class LoomGraph:
                 if sims[r, col] >= self.config.concept_edge_min:
                     self._nx.add_edge(ids[row], ids[col], kind="concept", weight=float(sims[r, col]), created=utc_now())
 
+    @_locked
+    def relocate(self, node_id: str, reference: Reference, title: str) -> None:
+        """Point a file unit whose text did not change at the lines it has moved to.
+
+        A re-index that finds a unit's text as it was keeps its node, so its id, vector,
+        concept links and access history stay: a chat's earlier manifests still name it, and
+        the ids of a long-lived session do not grow with every edit.
+        """
+        self._graph()  # a lazily loaded graph is built before it changes
+        node = self.node(node_id)
+        if node.kind != "content" or node.reference is None:
+            raise LoomError(f"{node_id} is not a file unit; only a unit read from a file can move")
+        if reference.file != node.reference.file or reference.sha256 != node.reference.sha256:
+            raise LoomError(f"{node_id}: a moved unit keeps its file and its text ({node.reference.location} "
+                            f"cannot become {reference.file} with other text)")
+        node.reference = Reference(node.reference.file, tuple(reference.lines), clean_text(reference.signature),
+                                   reference.sha256, clean_text(reference.cell))
+        node.title = clean_text(title)
+        self._touch()
+
     def remove(self, node_id: str) -> None:
         """Remove a content node; concepts left with no content are removed too."""
         self.remove_many([node_id])

@@ -66,6 +66,8 @@ class IndexReport(Displayable):
     """Files the walk left out (binary, too large, unreadable); :attr:`skipped_reasons` says why."""
     nodes_added: int = 0
     nodes_removed: int = 0
+    nodes_kept: int = 0
+    """Units of changed files whose text was as before: their nodes stay, moved to their new lines."""
     texts_embedded: int = 0
     """Unit and chunk texts the embedder computed; those it had seen came from its cache."""
     parse_errors: int = 0
@@ -88,7 +90,8 @@ class IndexReport(Displayable):
         parts = [
             f"Indexed {self.root}: {self.files_seen} files ({self.files_indexed} parsed, {self.files_unchanged} unchanged, "
             f"{self.files_removed} removed), {self.files_skipped} skipped",
-            f"  {self.nodes_added} nodes added, {self.nodes_removed} removed; {self.texts_embedded} texts embedded; "
+            f"  {self.nodes_added} nodes added, {self.nodes_removed} removed"
+            f"{f', {self.nodes_kept} kept in changed files' if self.nodes_kept else ''}; {self.texts_embedded} texts embedded; "
             f"{self.concepts} concepts; {self.structure_edges} structure edges; {self.parse_errors} files with parse errors",
             f"  {self.seconds:.1f} s; change detection by {'git, then size/mtime/hash' if self.git else 'size/mtime/hash'}",
         ]
@@ -150,6 +153,25 @@ def _progress(iterable, total: int, desc: str, enabled: bool | None):
     return tqdm(iterable, total=total, desc=desc, unit="file" if "pars" in desc else "batch", disable=None if enabled is None else not enabled, leave=False)
 
 
+def _unchanged_units(graph, path: str, units: list[Unit], old_ids: list[str]) -> dict[tuple[str, int], str]:
+    """Which of a changed file's new units are old nodes whose text has not changed: same
+    text, name, kind and notebook cell (a unit moved by lines added above it, or a cell
+    next to the one edited). Each old node is kept at most once."""
+    pool: dict[tuple, list[str]] = {}
+    for node_id in old_ids:
+        node = graph.node(node_id)
+        ref = node.reference
+        if ref is None or "name" not in node.meta:
+            continue
+        pool.setdefault((ref.sha256, node.meta["name"], node.meta.get("kind"), ref.cell), []).append(node_id)
+    kept = {}
+    for k, unit in enumerate(units):
+        same = pool.get((sha256_text(unit.text), unit.name, unit.kind, unit.cell))
+        if same:
+            kept[(path, k)] = same.pop(0)
+    return kept
+
+
 def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse, embed, link, report
     loom,
     root: str | Path,
@@ -206,6 +228,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     # 1. what is gone or changed
     stale_paths = [p for p in files if p not in current]
     todo: list[tuple[str, str, str]] = []  # (path, language, text)
+    previous: dict[str, list[str]] = {}  # a changed file's nodes, kept where its units' text is as it was
     for path, entry in current.items():
         old = files.get(path)
         if old is not None and not recut:
@@ -226,7 +249,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
             report.files_unchanged += 1
             continue
         if old is not None:
-            stale_paths.append(path)
+            previous[path] = files.pop(path)["nodes"]
         todo.append((path, entry.language, text))
 
     doomed = []
@@ -234,8 +257,6 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
         doomed.extend(node_id for node_id in files.pop(path)["nodes"] if node_id in graph)
         if path not in current:
             report.files_removed += 1
-    graph.remove_many(doomed)
-    report.nodes_removed = len(doomed)
 
     # 2. outline and cut into units
     units_by_file: list[tuple[str, str, str, list[Unit]]] = []
@@ -246,9 +267,25 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
                            else [(path, f.line, f.kind) for f in find_secrets(text)])
         units_by_file.append((path, language, text, units))
     report.files_indexed = len(units_by_file)
+    kept: dict[tuple[str, int], str] = {}  # (path, unit position) -> the node it keeps
+    if not recut:
+        pending = set(graph.pending_vectors)
+        for path, _, _, units in units_by_file:
+            old_ids = [n for n in previous.get(path, ()) if n in graph and n not in pending]
+            kept.update(_unchanged_units(graph, path, units, old_ids))
+    reused = set(kept.values())
+    doomed.extend(n for ids in previous.values() for n in ids if n in graph and n not in reused)
+    graph.remove_many(doomed)
+    report.nodes_removed = len(doomed)
+    for path, _, _, units in units_by_file:
+        for k, unit in enumerate(units):
+            if (path, k) in kept:
+                graph.relocate(kept[(path, k)], Reference(unit.path, (unit.start, unit.end), unit.signature,
+                                                          sha256_text(unit.text), unit.cell), unit.title)
+    report.nodes_kept = len(kept)
 
     # 3. embed in batches (the cache skips text it has seen), then add the nodes
-    all_units = [u for _, _, _, units in units_by_file for u in units]
+    all_units = [u for path, _, _, units in units_by_file for k, u in enumerate(units) if (path, k) not in kept]
     tokens = count_tokens_many([u.text for u in all_units])
     config = graph.config
     pieces: list[str] = []
@@ -274,7 +311,10 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     position = 0
     for path, language, text, units in units_by_file:
         ids = []
-        for unit in units:
+        for k, unit in enumerate(units):
+            if (path, k) in kept:
+                ids.append(kept[(path, k)])
+                continue
             first, spans = plan[position]
             n_tokens = tokens[position]
             position += 1
