@@ -420,6 +420,13 @@ def test_a_file_the_previous_answer_named_counts_less_than_one_the_follow_up_nam
     # store.py and rank.py, named only in the previous answer, score the share
     assert [raw_signal(shares[w], "n3", "path_mention") for w in shares] == [0.7, 0.35, 0.0]
     assert [raw_signal(shares[w], "n1", "path_mention") for w in shares] == [0.7, 0.35, 0.0]
+    # a path the previous answer backticked is the model's formatting, not the user's tag
+    answer = [{"role": "user", "content": "How is a session written?"},
+              {"role": "assistant", "content": "`loom_nb/core/store.py` writes it."}]
+    backticked = rank(g, np.array(unit(0)), query=Query("and `loom_nb/core/graph.py`?", answer).retrieval_text(),
+                      config=LoomConfig(concept_threshold=0.99))
+    assert raw_signal(backticked, "n3", "tagged") == 0.0 and raw_signal(backticked, "n3", "path_mention") == 0.5
+    assert raw_signal(backticked, "n2", "tagged") == 1.0  # the follow-up's own tag still tags
     # a message on its own has no previous exchange: the share changes nothing
     alone = [rank(g, np.array(unit(0)), query="store.py or graph.py?", config=LoomConfig(concept_threshold=0.99, previous_mention_share=w))
              for w in (1.0, 0.0)]

@@ -207,7 +207,7 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
     over query terms, so each of them is weighted once, in the one scoring pass. A file named
     only in the exchange a follow-up is ranked with (after
     :data:`~loom_nb.core.query.PREVIOUS_MARK`) scores ``previous_mention_share`` of its path
-    mention: the follow-up asks past the answer that named it."""
+    mention: the follow-up asks past the answer that named it. Only the message tags a file."""
     if n == 0:
         empty = np.zeros(0)
         return empty, empty, empty, empty
@@ -215,11 +215,15 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
     # A tag that names a file is its own signal, and its path words would match every
     # sibling file, so its text leaves the words. A tag that names no file stays a word:
     # `pytest.approx`, `re.Pattern` or a bare `dpll2.py` is what the user is asking about.
-    masks = {tag: tagged_mask([tag], paths) for tag in tagged_paths(query)} if query and has_paths else {}
+    # Only the message itself tags: a path the previous answer put in backticks is the
+    # model's formatting, and counts as a mention of the exchange (below).
+    own = query.partition(PREVIOUS_MARK)[0]
+    masks = {tag: tagged_mask([tag], paths) for tag in tagged_paths(own)} if own and has_paths else {}
     tags = [tag for tag, mask in masks.items() if mask.any()]
     words = query
     for tag in tags:
-        words = words.replace(f"@{tag}", " ").replace(f"`{tag}`", " ")
+        head, mark, tail = words.partition(PREVIOUS_MARK)
+        words = head.replace(f"@{tag}", " ").replace(f"`{tag}`", " ") + mark + tail
     if words.strip():
         lead = lead_line(words) if lead_line_weight > 0 else ""
         boost = dict.fromkeys(_query_terms(lead), 1.0 + lead_line_weight) if lead else None
