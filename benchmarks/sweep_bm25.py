@@ -17,16 +17,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from loom_nb.core.config import LoomConfig  # noqa: E402
 from loom_nb.core.lexical import DEFAULT_B, DEFAULT_K1, FIELDS, LexicalIndex  # noqa: E402
-from loom_nb.evaluation.run import Workbench, load_cases  # noqa: E402
-from loom_nb.evaluation.tuning import prepare  # noqa: E402
-from sweep_config import recall_row  # noqa: E402 - beside this script
+from loom_nb.evaluation.run import Workbench  # noqa: E402
+from sweep_config import prepared_sets, recall_row  # noqa: E402 - beside this script
 
 DEFAULT_VARIANTS = "today,b=0.5,b=0.3,k1=0.8,k1=2.0,symbol=5,path=5,content=0.5,import=0.5"
 
@@ -66,10 +64,7 @@ def main(argv: list[str] | None = None) -> dict:
     bench = Workbench(cache_dir=args.cache)
     print(f"line recall / gold-file recall of the default path at {budgets} tokens")
     out: dict = {}
-    for path in args.cases:
-        cases, _ = load_cases(path)
-        started = time.perf_counter()
-        prepared = prepare(cases, bench)
+    for path, prepared in prepared_sets(args.cases, bench):
         arrays = [p.loom.graph.lexical.to_arrays() for p in prepared]
         for name, (weights, k1, b) in variants.items():
             for p, stored in zip(prepared, arrays):
@@ -78,9 +73,6 @@ def main(argv: list[str] | None = None) -> dict:
             row = recall_row(prepared, LoomConfig(), budgets)
             out.setdefault(path.stem, {})[name] = row
             print(f"{path.stem:12} {name:>16}  " + "   ".join(f"{row[b][0]:.3f} / {row[b][1]:.3f}" for b in budgets), flush=True)
-        for p in prepared:
-            bench.release(p.case)
-        print(f"{path.stem}: {len(cases)} cases, {time.perf_counter() - started:.0f} s", flush=True)
     return out
 
 

@@ -50,6 +50,19 @@ def recall_row(prepared, config: LoomConfig, budgets: list[int]) -> dict[int, li
     return row
 
 
+def prepared_sets(paths: list[Path], bench: Workbench):
+    """Each case set indexed (or opened from the cache) and ranked once, as ``(path, prepared)``;
+    its sessions are released and its time printed when the caller moves on to the next."""
+    for path in paths:
+        cases, _ = load_cases(path)
+        started = time.perf_counter()
+        prepared = prepare(cases, bench)
+        yield path, prepared
+        for p in prepared:
+            bench.release(p.case)
+        print(f"{path.stem}: {len(cases)} cases, {time.perf_counter() - started:.0f} s", flush=True)
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("param", help="a LoomConfig field, or weights.<signal>")
@@ -64,18 +77,12 @@ def main(argv: list[str] | None = None) -> dict:
     bench = Workbench(cache_dir=args.cache)
     print(f"{args.param}: default {get_param(LoomConfig(), args.param)!r}; line recall / gold-file recall at {budgets}")
     out: dict = {}
-    for path in args.cases:
-        cases, _ = load_cases(path)
-        started = time.perf_counter()
-        prepared = prepare(cases, bench)
+    for path, prepared in prepared_sets(args.cases, bench):
         for value in values:
             config = set_params(LoomConfig(), {args.param: value})
             row = recall_row(prepared, config, budgets)
             out.setdefault(path.stem, {})[str(value)] = row
             print(f"{path.stem:10} {value!s:>8}  " + "   ".join(f"{row[b][0]:.3f} / {row[b][1]:.3f}" for b in budgets), flush=True)
-        for p in prepared:
-            bench.release(p.case)
-        print(f"{path.stem}: {len(cases)} cases, {time.perf_counter() - started:.0f} s", flush=True)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
     return out

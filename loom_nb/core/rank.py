@@ -217,13 +217,12 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
     # `pytest.approx`, `re.Pattern` or a bare `dpll2.py` is what the user is asking about.
     # Only the message itself tags: a path the previous answer put in backticks is the
     # model's formatting, and counts as a mention of the exchange (below).
-    own = query.partition(PREVIOUS_MARK)[0]
+    own, mark, exchange = query.partition(PREVIOUS_MARK)
     masks = {tag: tagged_mask([tag], paths) for tag in tagged_paths(own)} if own and has_paths else {}
     tags = [tag for tag, mask in masks.items() if mask.any()]
-    words = query
     for tag in tags:
-        head, mark, tail = words.partition(PREVIOUS_MARK)
-        words = head.replace(f"@{tag}", " ").replace(f"`{tag}`", " ") + mark + tail
+        own = own.replace(f"@{tag}", " ").replace(f"`{tag}`", " ")
+    words = own + mark + exchange
     if words.strip():
         lead = lead_line(words) if lead_line_weight > 0 else ""
         boost = dict.fromkeys(_query_terms(lead), 1.0 + lead_line_weight) if lead else None
@@ -237,9 +236,8 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
         zeros = np.zeros(n)
         return terms, zeros, zeros, zeros
     mention = path_mentions(words, paths)  # a tag is its own signal, and its folder names no sibling
-    message, mark, _ = words.partition(PREVIOUS_MARK)
     if mark and previous_mention_share < 1.0:
-        mention = np.maximum(path_mentions(message, paths), previous_mention_share * mention)
+        mention = np.maximum(path_mentions(own, paths), previous_mention_share * mention)
     tagged = line_mention_rows(query, paths, _span_reader(graph))  # the units a traceback's frames point at
     for tag in tags:
         tagged = np.maximum(tagged, masks[tag])

@@ -277,11 +277,6 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     doomed.extend(n for ids in previous.values() for n in ids if n in graph and n not in reused)
     graph.remove_many(doomed)
     report.nodes_removed = len(doomed)
-    for path, _, _, units in units_by_file:
-        for k, unit in enumerate(units):
-            if (path, k) in kept:
-                graph.relocate(kept[(path, k)], Reference(unit.path, (unit.start, unit.end), unit.signature,
-                                                          sha256_text(unit.text), unit.cell), unit.title)
     report.nodes_kept = len(kept)
 
     # 3. embed in batches (the cache skips text it has seen), then add the nodes
@@ -312,7 +307,9 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     for path, language, text, units in units_by_file:
         ids = []
         for k, unit in enumerate(units):
-            if (path, k) in kept:
+            if (path, k) in kept:  # its text is as it was: the node stays, at the unit's lines now
+                graph.relocate(kept[(path, k)], Reference(unit.path, (unit.start, unit.end), unit.signature,
+                                                          sha256_text(unit.text), unit.cell), unit.title)
                 ids.append(kept[(path, k)])
                 continue
             first, spans = plan[position]
