@@ -371,6 +371,30 @@ def test_path_mentions_levels():
     follow_up = Query("and where is it called?", history)
     assert path_mentions(follow_up.retrieval_text(), ["loom_nb/rank.py"]).tolist() == [0.0]
     assert path_mentions("open /work/main/loom_nb/rank.py:12", ["loom_nb/rank.py"]).tolist() == [1.0]
+
+def test_path_mentions_read_qualified_names_as_module_paths():
+    paths = [
+        "sphinx/ext/autodoc/__init__.py",  # a package stands for its folder
+        "sphinx/util/inspect.py",
+        "src/Monolog/Handler/StreamHandler.php",  # a namespace, 'src' left out
+        "axum/src/serve/mod.rs",  # a Rust path leaves out the crate's src
+        "src/_pytest/fixtures.py",
+        "flask/app.py",
+        "flask/config.py",
+    ]
+    def named(query):
+        return [p for p, v in zip(paths, path_mentions(query, paths).tolist()) if v == 1.0]
+
+    # a module, a module then its symbol, a namespace and a Rust path each name their file
+    assert named("extensions = ['sphinx.ext.autodoc']") == ["sphinx/ext/autodoc/__init__.py"]
+    assert named("sphinx.util.inspect.object_description drops defaults") == ["sphinx/util/inspect.py"]
+    assert named(r"Monolog\Handler\StreamHandler::write fails") == ["src/Monolog/Handler/StreamHandler.php"]
+    assert named("axum::serve::Serve hangs") == ["axum/src/serve/mod.rs"]
+    assert named("_pytest.fixtures.FixtureDef leaks") == ["src/_pytest/fixtures.py"]
+    # one part is not a module path, and parts that do not run along a path name nothing:
+    # app.config is an attribute of the app, not flask/app/config
+    assert named("inspect fails on app.config and self.width") == []
+    assert named("pytest.approx of a dict") == []
     assert path_mentions("anything", []).shape == (0,)
 
 

@@ -44,6 +44,30 @@ def _normalise_path(path: str) -> str:
     return path.rstrip("/") if path not in ("", "/") else path
 
 
+_PACKAGE_STEMS = frozenset({"__init__", "mod"})
+"""Stems of a file that stands for its folder: a Python package's ``__init__.py``, a Rust
+module's ``mod.rs`` (``sphinx.ext.autodoc`` is ``sphinx/ext/autodoc/__init__.py``)."""
+
+_QUALIFIED = re.compile(r"[a-z_]\w*(?:(?:\.|::|/)[a-z_]\w*)+")
+"""A qualified name as code writes one: ``sphinx.util.inspect.object_description``,
+``Monolog\\Handler\\StreamHandler`` (read with '/' for '\\'), ``axum::serve::Serve``."""
+
+
+def _module_candidates(lowered: str) -> set[str]:
+    """Each qualified name's leading parts of two or more segments, '/'-joined: the module a
+    name such as ``sphinx.util.inspect.object_description`` may live in
+    (``sphinx/util``, ``sphinx/util/inspect``, ``sphinx/util/inspect/object_description``).
+
+    >>> sorted(_module_candidates("see sphinx.util.inspect.isclass and monolog/handler/streamhandler"))
+    ['monolog/handler', 'monolog/handler/streamhandler', 'sphinx/util', 'sphinx/util/inspect', 'sphinx/util/inspect/isclass']
+    """
+    found: set[str] = set()
+    for name in _QUALIFIED.findall(lowered):
+        segments = re.split(r"\.|::|/", name)
+        found.update("/".join(segments[:j]) for j in range(2, len(segments) + 1))
+    return found
+
+
 _TAG = re.compile(r"`([^`\n]+)`|(?<![\w@])@([^\s`'\"<>]+)")
 _EXTENSION = re.compile(r"(?:^|[^./])\.[A-Za-z][A-Za-z0-9_]{0,9}$|^\.[\w.-]+$")
 
@@ -102,6 +126,15 @@ class _PathTable:
         self.stems = np.array([b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in names], dtype=str)
         self.has_extension = self.stems != self.basenames
         self.folders = np.array([p.rsplit("/", 2)[-2] if p.count("/") else "" for p in self.unique.tolist()], dtype=str)
+        # the module path of each file, as code names it (``sphinx.util.inspect``, a PHP namespace,
+        # a Rust path, which leaves out the crate's ``src``), as every tail of two or more segments
+        # mapped to the unique paths that have it (a query looks its few candidates up)
+        self.module_tails: dict[str, list[int]] = {}
+        for k, (path, stem) in enumerate(zip(self.unique.tolist(), self.stems.tolist())):
+            segments = path.split("/")[:-1] + ([] if stem in _PACKAGE_STEMS else [stem])
+            for form in {tuple(segments), tuple(seg for seg in segments if seg != "src")}:
+                for i in range(len(form) - 1):
+                    self.module_tails.setdefault("/".join(form[i:]), []).append(k)
         # each unique file's role (code into ROLES; 0 without a path), read once for the
         # shared-name test below and for roles()
         self.role_codes = np.array([ROLES.index(file_role(p)) if p else 0 for p in raw.tolist()], dtype=np.int64)
@@ -192,6 +225,12 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
 
     * 1.0 — the full path appears as a path-like token of the query (``loom_nb/rank.py``); a
       longer query path ending in it counts too (``/work/main/loom_nb/rank.py``).
+    * 1.0 also — a qualified name as code writes one, whose first two or more parts are the
+      tail of the file's module path: ``sphinx.util.inspect.isclass`` names
+      ``sphinx/util/inspect.py``, ``Monolog\\Handler\\StreamHandler`` names
+      ``src/Monolog/Handler/StreamHandler.php``, ``axum::serve`` names ``axum/src/serve/mod.rs``
+      (a package's ``__init__.py`` or a module's ``mod.rs`` stands for its folder; ``src`` may be
+      left out). SWE-bench issues name modules this way.
     * 0.7 — the basename with its extension appears (``rank.py``), possibly as the end of a
       query path, so ``tests/rank.py`` also gets 0.7 when the query names ``loom_nb/rank.py``.
     * 0.4 — the basename's stem appears as a whole word (``rank`` in "how does rank work"),
@@ -209,6 +248,9 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
 
     >>> path_mentions("why is rank.py slow in loom_nb/pack.py? and tokens", ["loom_nb/pack.py", "loom_nb/rank.py", "loom_nb/tokens.py", None])
     array([1. , 0.7, 0.4, 0. ])
+    >>> path_mentions("sphinx.ext.autodoc fails on sphinx.util.inspect.isclass", ["sphinx/ext/autodoc/__init__.py",
+    ...                "sphinx/util/inspect.py", "sphinx/util/typing.py"])
+    array([1.  , 1.  , 0.25])
     >>> path_mentions("conf.py is read twice", [f"tests/roots/test-{k}/conf.py" for k in range(4)] + ["doc/conf.py"])
     array([0. , 0. , 0. , 0. , 0.7])
     >>> path_mentions("conf.py is read twice", ["tests/roots/test-a/conf.py", "doc/conf.py"])
@@ -245,6 +287,8 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
             ),
         ),
     )
+    for module in _module_candidates(lowered):  # a qualified name is as explicit as the file's path
+        value[table.module_tails.get(module, [])] = PATH_SCORE
     return np.where(has, value[inverse], 0.0)
 
 
