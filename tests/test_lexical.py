@@ -374,28 +374,33 @@ def test_path_mentions_levels():
 
 def test_path_mentions_read_qualified_names_as_module_paths():
     paths = [
-        "sphinx/ext/autodoc/__init__.py",  # a package stands for its folder
+        "sphinx/ext/autodoc/__init__.py",
         "sphinx/util/inspect.py",
         "src/Monolog/Handler/StreamHandler.php",  # a namespace, 'src' left out
-        "axum/src/serve/mod.rs",  # a Rust path leaves out the crate's src
+        "axum/src/extract/rejection.rs",  # a Rust path leaves out the crate's src
         "src/_pytest/fixtures.py",
         "flask/app.py",
         "flask/config.py",
+        "docs/conf.py",
     ]
+
     def named(query):
         return [p for p, v in zip(paths, path_mentions(query, paths).tolist()) if v == 1.0]
 
     # a module, a module then its symbol, a namespace and a Rust path each name their file
-    assert named("extensions = ['sphinx.ext.autodoc']") == ["sphinx/ext/autodoc/__init__.py"]
     assert named("sphinx.util.inspect.object_description drops defaults") == ["sphinx/util/inspect.py"]
     assert named(r"Monolog\Handler\StreamHandler::write fails") == ["src/Monolog/Handler/StreamHandler.php"]
-    assert named("axum::serve::Serve hangs") == ["axum/src/serve/mod.rs"]
+    assert named("axum::extract::rejection::JsonRejection is private") == ["axum/src/extract/rejection.rs"]
     assert named("_pytest.fixtures.FixtureDef leaks") == ["src/_pytest/fixtures.py"]
-    # one part is not a module path, and parts that do not run along a path name nothing:
-    # app.config is an attribute of the app, not flask/app/config
+    # a package names its folder (the folder mention's 0.25), not its __init__.py: a conf.py's
+    # extensions list names half a dozen of them
+    assert named("extensions = ['sphinx.ext.autodoc']") == []
+    assert path_mentions("extensions = ['sphinx.ext.autodoc']", paths)[0] == 0.25
+    # one part is not a module path; a path or URL with '/' is read as a path, not as modules;
+    # and parts that do not run along a path name nothing (app.config is the app's attribute)
     assert named("inspect fails on app.config and self.width") == []
+    assert named("see https://example.org/sphinx/util/inspect") == []
     assert named("pytest.approx of a dict") == []
-    assert path_mentions("anything", []).shape == (0,)
 
 
 def test_tagged_mask_folder_and_file():
