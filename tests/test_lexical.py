@@ -371,6 +371,8 @@ def test_path_mentions_levels():
     follow_up = Query("and where is it called?", history)
     assert path_mentions(follow_up.retrieval_text(), ["loom_nb/rank.py"]).tolist() == [0.0]
     assert path_mentions("open /work/main/loom_nb/rank.py:12", ["loom_nb/rank.py"]).tolist() == [1.0]
+    assert path_mentions("anything", []).shape == (0,)
+
 
 def test_path_mentions_read_qualified_names_as_module_paths():
     paths = [
