@@ -403,6 +403,10 @@ def test_path_mentions_read_qualified_names_as_module_paths():
     assert named("inspect fails on app.config and self.width") == []
     assert named("see https://example.org/sphinx/util/inspect") == []
     assert named("pytest.approx of a dict") == []
+    # a module path many files end with names none of them, as a shared basename does
+    roots = [f"tests/roots/test-{k}/conf/settings.py" for k in range(4)]
+    assert path_mentions("conf.settings is read twice", roots).max() < 1.0
+    assert path_mentions("conf.settings is read twice", roots[:3]).tolist() == [1.0] * 3
 
 
 def test_tagged_mask_folder_and_file():

@@ -237,7 +237,8 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
       ``sphinx/util/inspect.py``, ``Monolog\\Handler\\StreamHandler`` names
       ``src/Monolog/Handler/StreamHandler.php``, ``axum::extract::rejection`` names
       ``axum/src/extract/rejection.rs`` (``src`` may be left out). SWE-bench issues name modules
-      this way. A package (``sphinx.ext.autodoc``) names a folder, not its ``__init__.py``.
+      this way. A package (``sphinx.ext.autodoc``) names a folder, not its ``__init__.py``, and a
+      module path more than :data:`MAX_FILES_PER_NAME` files end with names none of them.
     * 0.7 — the basename with its extension appears (``rank.py``), possibly as the end of a
       query path, so ``tests/rank.py`` also gets 0.7 when the query names ``loom_nb/rank.py``.
     * 0.4 — the basename's stem appears as a whole word (``rank`` in "how does rank work"),
@@ -294,8 +295,10 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
             ),
         ),
     )
-    for module in _module_candidates(query):  # a qualified name is as explicit as the file's path
-        value[table.module_tails.get(module, [])] = PATH_SCORE
+    for module in _module_candidates(query):  # a qualified name is as explicit as the file's path,
+        files = table.module_tails.get(module, [])  # unless, as a shared basename, many files have it
+        if len(files) <= MAX_FILES_PER_NAME:
+            value[files] = PATH_SCORE
     return np.where(has, value[inverse], 0.0)
 
 
