@@ -72,6 +72,31 @@ cells = [
         "assert top.title.endswith(' head_commit') and top.decision == 'loaded'"
     ),
     new_markdown_cell(
+        "An issue names code the way code does: `shop.billing.invoice.total`, `Monolog\\Handler\\StreamHandler`,\n"
+        "`crate::serve::Serve`. When the first two or more parts of such a name end a file's module path (a\n"
+        "`src/` folder may be left out), the file counts as named, as if its path had been written. Below, both\n"
+        "files define `total` and only one is the module the issue names; the other scores a quarter, for the\n"
+        "folder `shop` the name also holds. A name that more than three files' module paths end with names none."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "shop = Path(tempfile.mkdtemp()) / 'shop'\n"
+        "for path, text in {\n"
+        "    'shop/billing/invoice.py': 'def total(lines):\\n    \"\"\"The amount due on an invoice.\"\"\"\\n'\n"
+        "                               '    return sum(round(line.price, 2) for line in lines)\\n',\n"
+        "    'shop/cart.py': 'def total(items):\\n    \"\"\"What the cart holds, before tax.\"\"\"\\n'\n"
+        "                    '    return sum(item.price for item in items)\\n',\n"
+        "}.items():\n"
+        "    (shop / path).parent.mkdir(parents=True, exist_ok=True)\n"
+        "    (shop / path).write_text(text)\n"
+        "store = Loom()\n"
+        "store.index(shop, progress=False)\n"
+        "issue = store.query('shop.billing.invoice.total rounds each line before summing', budget=500)\n"
+        "for row in issue.rows(2):\n"
+        "    print(row.title, '| path_mention', issue.ranking.raw(row.node_id)['path_mention'])\n"
+        "assert issue.rows(1)[0].title.startswith('shop/billing/invoice.py')"
+    ),
+    new_markdown_cell(
         "## Structure\n\n"
         "Imports and calls become edges between nodes, so hop distance and link density follow the code as\n"
         "well as the concepts. `structure_of` lists a node's code neighbours:"
