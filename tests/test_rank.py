@@ -440,3 +440,32 @@ def test_lead_line_weight_must_be_a_number_at_least_zero():
     for bad in (-1.0, float("inf"), True, "2"):
         with pytest.raises(ValueError, match="lead_line_weight"):
             LoomConfig(lead_line_weight=bad)
+
+
+def test_a_call_in_the_lead_line_names_the_file_that_defines_it():
+    g = LoomGraph(LoomConfig(concept_threshold=0.99), embedding_model="toy")
+    units = [  # (path, the names the unit defines, its text)
+        ("utils/dateparse.py", ["parse_duration"], "def parse_duration(value): ..."),
+        ("utils/dateparse.py", ["parse_date"], "def parse_date(value): ..."),
+        ("views.py", ["show"], "def show(): return parse_duration(request.GET['d'])"),
+    ] + [(f"store/{k}.py", ["get"], "def get(key): ...") for k in "abcd"]
+    for k, (path, defines, body) in enumerate(units):
+        g.add_content(body, np.array(unit(85)), type="file_reference",
+                      meta={"path": path, "lines": [1, 5], "defines": defines},
+                      fields={"path": path, "symbol": " ".join(defines), "content": body})
+
+    def mention(query):
+        r = rank(g, np.array(unit(0)), query=query)
+        return [raw_signal(r, f"n{k + 1}", "path_mention") for k in range(len(units))]
+
+    # the title calls parse_duration(): every unit of the file defining it is named, at a stem's
+    # strength; views.py only calls it, and nothing else is named
+    assert mention("Fix parse_duration() for some negative durations") == [0.4, 0.4, 0, 0, 0, 0, 0]
+    assert mention("`parse_duration()` drops the sign") == [0.4, 0.4, 0, 0, 0, 0, 0]
+    # get() is defined in four files: like a basename four files share, it names none of them
+    assert mention("get() returns None after a restart") == [0.0] * 7
+    # only the lead line: the code pasted under a title calls whatever its example needs
+    assert mention("Durations come back wrong\n```python\nparse_duration('-1 00:00:01')\n```") == [0.0] * 7
+    # a commit's fix(scope): prefix is not a call; a path written out stays the stronger mention
+    assert mention("fix(parse_duration): negative values") == [0.0] * 7
+    assert mention("dateparse.py: parse_duration() fails")[:2] == [0.7, 0.7]

@@ -416,6 +416,26 @@ class LexicalIndex:
                 matched.setdefault(column, []).append(term)
         return {FIELDS[c]: matched[c] for c in sorted(matched)}
 
+    def rows_with(self, term: str, field: str) -> np.ndarray:
+        """The rows holding ``term`` (one analysed term, compared in lower case) in ``field``,
+        sorted: in the symbol field, the units that define or are named by it.
+
+        >>> index = LexicalIndex()
+        >>> index.add(0, {"symbol": "parse_duration", "content": "days"})
+        >>> index.add(1, {"content": "calls parse_duration"})
+        >>> index.rows_with("parse_duration", "symbol").tolist(), index.rows_with("parse_duration", "content").tolist()
+        ([0], [1])
+        """
+        if field not in FIELDS:
+            raise ValueError(f"unknown lexical field {field!r}; the fields are {FIELDS}")
+        term_id = self._vocab.get(term.lower())
+        if term_id is None:
+            return np.zeros(0, np.int64)
+        self._sync()
+        slots, fld, _ = self._postings(term_id)
+        rows = self._slot_row[slots[fld == FIELDS.index(field)]]
+        return np.unique(rows[rows >= 0])
+
     # -- persistence -----------------------------------------------------------------------
 
     @property

@@ -156,6 +156,32 @@ _MERGE_SUBJECT = re.compile(r"Merge (?:pull request|branch|remote-tracking branc
 """The subject git and GitHub write for a merge commit; the title of what was merged is the
 next line."""
 
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_COMMIT_TYPE = re.compile(r"^\w+(?:\([^)]*\))?!?:\s*")
+
+
+def called_names(message: str) -> list[str]:
+    """The names a message's first line writes as calls: ``parse_duration()``,
+    ``QuerySet.in_bulk()`` (the method's name), ``integrate(1/(2-cos(x)))``.
+
+    An issue titled with a call is most often about the function it calls (a fifth of
+    SWE-bench's issues are, a quarter of Django's). Only the lead line counts (an issue's
+    title, a commit's subject, or a message of one line): the code pasted below it calls
+    everything its example needs. A conventional commit's ``fix(parser):`` is not a call.
+
+    >>> called_names("Fix parse_duration() for some negative durations")
+    ['parse_duration']
+    >>> called_names("integrate(1/(2-cos(theta)),(theta,0,pi))\\nSympy produces NaN.")
+    ['integrate', 'cos']
+    >>> called_names("fix(parser): Allow QuerySet.in_bulk() on unique fields")
+    ['in_bulk']
+    >>> called_names("Sum is zero\\n```python\\nprint(M.sum())\\n```")
+    []
+    """
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    lead = lead_line(message) or (lines[0] if len(lines) == 1 else "")
+    return list(dict.fromkeys(_CALL.findall(_COMMIT_TYPE.sub("", lead, count=1))))
+
 
 def message_part(retrieval_text: str) -> str:
     """The message alone, from a :meth:`Query.retrieval_text` (case-insensitive).

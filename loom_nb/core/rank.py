@@ -20,8 +20,8 @@ from .arrays import GraphArrays
 from .graph import LoomGraph
 from .analysis import _query_terms
 from .lexical import normalise_scores
-from .paths import line_mention_rows, path_mentions, path_roles, tagged_mask, tagged_paths
-from .query import PREVIOUS_MARK, lead_line
+from .paths import MAX_FILES_PER_NAME, STEM_SCORE, line_mention_rows, path_mentions, path_roles, tagged_mask, tagged_paths
+from .query import PREVIOUS_MARK, called_names, lead_line
 
 MAX_HOPS = 5
 """Hop distances past this are treated as unreachable (signal 0.5**4 ≈ 0.06 already)."""
@@ -238,12 +238,47 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
     mention = path_mentions(words, paths)  # a tag is its own signal, and its folder names no sibling
     if mark and previous_mention_share < 1.0:
         mention = np.maximum(path_mentions(own, paths), previous_mention_share * mention)
+    mention = np.maximum(mention, called_definitions(graph, own, paths))
     tagged = line_mention_rows(query, paths, _span_reader(graph))  # the units a traceback's frames point at
     for tag in tags:
         tagged = np.maximum(tagged, masks[tag])
     dirty_files = set(graph.metadata.get("workspace", {}).get("dirty", ()))
     dirty = tagged_mask(sorted(dirty_files), paths) if dirty_files else np.zeros(n)
     return terms, mention, tagged, dirty
+
+
+CALL_SCORE = STEM_SCORE
+"""The path mention of a file that defines a name the message's lead line calls
+(:func:`~loom_nb.core.query.called_names`): as strong as naming the file's stem. Measured
+through the default path on 13 sets (benchmarks/README.md, 'A called name names its file'):
+at 0.7 and 1.0 fastapi lost two commits whose subject calls the API the fix sits behind
+(`Depends()`, `Query()`); at 0.4 one, and the SWE-bench sympy issues gain as much."""
+
+MAX_CALL_CANDIDATES = 200
+"""A called name in more symbol fields than this is too common to say where it is defined."""
+
+
+def called_definitions(graph: LoomGraph, message: str, paths: list) -> np.ndarray:
+    """:data:`CALL_SCORE` for every row of a file that defines a name the message's lead line
+    calls (``Fix parse_duration() for negative durations`` names ``utils/dateparse.py``),
+    else 0. A name defined in more than :data:`~loom_nb.core.paths.MAX_FILES_PER_NAME` files
+    names none of them, as a shared basename does. Candidates come from the lexical index's
+    symbol field; only those few nodes are read, to check the name is one they define."""
+    out = np.zeros(len(paths))
+    names = called_names(message)
+    if not names:
+        return out
+    ids = graph.arrays().content_ids
+    files: set[str] = set()
+    for name in names:
+        rows = graph.lexical.rows_with(name, "symbol")
+        rows = rows[rows < len(paths)]
+        if rows.size == 0 or rows.size > MAX_CALL_CANDIDATES:
+            continue
+        defining = {paths[r] for r in rows.tolist() if paths[r] and name in graph.node(ids[r]).meta.get("defines", ())}
+        if len(defining) <= MAX_FILES_PER_NAME:
+            files |= defining
+    return CALL_SCORE * tagged_mask(sorted(files), paths) if files else out
 
 
 def _span_reader(graph: LoomGraph):
