@@ -161,11 +161,11 @@ _COMMIT_TYPE = re.compile(r"^\w+(?:\([^)]*\))?!?:\s*")
 
 
 def called_names(message: str) -> list[str]:
-    """The names a message's first line writes as calls: ``parse_duration()``,
+    """The names a message's lead line writes as calls: ``parse_duration()``,
     ``QuerySet.in_bulk()`` (the method's name), ``integrate(1/(2-cos(x)))``.
 
-    An issue titled with a call is most often about the function it calls (a fifth of
-    SWE-bench's issues are, a quarter of Django's). Only the lead line counts (an issue's
+    A fifth of SWE-bench's issue titles write a call (a quarter of Django's), and the fix is
+    often in the function called. Only the lead line counts (an issue's
     title, a commit's subject, or a message of one line): the code pasted below it calls
     everything its example needs. A conventional commit's ``fix(parser):`` is not a call.
 

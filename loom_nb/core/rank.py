@@ -250,7 +250,7 @@ def lexical_signals(graph: LoomGraph, query: str, paths: list, n: int, exclude=(
 CALL_SCORE = STEM_SCORE
 """The path mention of a file that defines a name the message's lead line calls
 (:func:`~loom_nb.core.query.called_names`): as strong as naming the file's stem. Measured
-through the default path on 13 sets (benchmarks/README.md, 'A called name names its file'):
+through the default path on 17 sets (benchmarks/README.md, 'A called name names its file'):
 at 0.7 and 1.0 fastapi lost two commits whose subject calls the API the fix sits behind
 (`Depends()`, `Query()`); at 0.4 one, and the SWE-bench sympy issues gain as much."""
 
