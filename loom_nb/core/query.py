@@ -178,8 +178,8 @@ def called_names(message: str) -> list[str]:
     >>> called_names("Sum is zero\\n```python\\nprint(M.sum())\\n```")
     []
     """
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    lead = lead_line(message) or (lines[0] if len(lines) == 1 else "")
+    lone = message.strip()
+    lead = lead_line(message) or ("" if "\n" in lone else lone)
     return list(dict.fromkeys(_CALL.findall(_COMMIT_TYPE.sub("", lead, count=1))))
 
 
