@@ -496,3 +496,19 @@ def test_fifty_thousand_rows_score_after_the_delta_postings_merge():
     assert first.shape == scores.shape == (n,)
     assert (scores > 0).any() and (first > 0).any()
     assert index.score(query, n).tolist() == scores.tolist()  # merged once; the same answer again
+
+
+def test_rows_with_follows_removed_and_moved_rows_and_refuses_unknown_fields():
+    index = LexicalIndex()
+    index.add(0, {"symbol": "late_fee"})
+    index.add(1, {"symbol": "late_fee total"})
+    index.add(2, {"content": "late_fee"})
+    assert index.rows_with("late_fee", "symbol").tolist() == [0, 1]
+    assert index.rows_with("LATE_FEE", "symbol").tolist() == [0, 1]  # terms are compared in lower case
+    index.remove(0)
+    index.move(2, 0)  # the graph fills a removed row's hole with its last row
+    assert index.rows_with("late_fee", "symbol").tolist() == [1]
+    assert index.rows_with("late_fee", "content").tolist() == [0]
+    assert index.rows_with("unknown", "symbol").size == 0
+    with pytest.raises(ValueError, match="unknown lexical field"):
+        index.rows_with("late_fee", "symbols")
