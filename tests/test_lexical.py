@@ -409,6 +409,42 @@ def test_path_mentions_read_qualified_names_as_module_paths():
     assert path_mentions("conf.settings is read twice", roots[:3]).tolist() == [1.0] * 3
 
 
+def test_path_mentions_read_a_commit_scope_as_the_section_it_names():
+    paths = [
+        "gin.go",
+        "tree.go",
+        "tree_test.go",
+        "ginS/gins.go",
+        "middleware/static.go",
+        "middleware/cors.go",
+        "axum-extra/src/response/attachment.rs",
+        "pkg/a/util.go", "pkg/b/util.go", "pkg/c/util.go", "pkg/d/util.go",
+    ]
+
+    def mentions(query):
+        return dict(zip(paths, path_mentions(query, paths).tolist()))
+
+    # a scope that is a file's stem names it as its basename would, even a short one ('gin' is
+    # under MIN_STEM_CHARS, so in prose it names nothing); its test file is another stem
+    m = mentions("feat(gin): add option to use escaped path")
+    assert m["gin.go"] == 0.7 and m["ginS/gins.go"] == 0.0
+    assert mentions("add gin option")["gin.go"] == 0.0
+    m = mentions("perf(tree)!: optimize path parsing")
+    assert m["tree.go"] == 0.7 and m["tree_test.go"] == 0.0
+    # in prose the same word is a stem's mention only
+    assert mentions("optimize the tree")["tree.go"] == 0.4
+    # a scope with '/' names the file it ends; any folder along a path is named as a folder
+    m = mentions("fix(middleware/static, axum-extra): serve index.html")
+    assert m["middleware/static.go"] == 0.7 and m["middleware/cors.go"] == 0.25
+    assert m["axum-extra/src/response/attachment.rs"] == 0.25 and m["gin.go"] == 0.0
+    # a stem more than MAX_FILES_PER_NAME files share names none of them, as in prose
+    m = mentions("refactor(util): one helper")
+    assert [m[p] for p in paths[7:]] == [0.0] * 4
+    # only the subject's prefix is a scope: not a later line, not a call in prose
+    assert mentions("Refactor\n\nfeat(gin): add option")["gin.go"] == 0.0
+    assert mentions("why does print(gin) fail?")["gin.go"] == 0.0
+
+
 def test_tagged_mask_folder_and_file():
     paths = ["loom_nb/index/walk.py", "loom_nb/indexer.py", "loom_nb/rank.py", None, "README.md"]
     assert tagged_mask(["loom_nb/index"], paths).tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
