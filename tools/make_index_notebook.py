@@ -79,7 +79,10 @@ cells = [
         "folder `shop` the name also holds. A name that more than three files' module paths end with names none.\n\n"
         "A title that *calls* a function (`late_fee() charges a day too many`) names the file that defines it, as\n"
         "strongly as its stem would (0.4), when at most three files define that name: a fifth of SWE-bench's issue\n"
-        "titles are written so. Only the first line counts, not the code pasted under it."
+        "titles are written so. Only the first line counts, not the code pasted under it.\n\n"
+        "A commit subject written the Conventional Commits way (`fix(cart): ...`) puts the section of the code it\n"
+        "changes in its scope. A scope that is a file's stem names that file as its basename would (0.7), even a\n"
+        "name too short to count in prose (`feat(gin):`), and a scope that is a folder names the files under it."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
@@ -102,7 +105,10 @@ cells = [
         "assert issue.rows(1)[0].title.startswith('shop/billing/invoice.py')\n"
         "called = store.query('late_fee() charges a day too many', budget=500)\n"
         "print({row.title.split(':')[0]: called.ranking.raw(row.node_id)['path_mention'] for row in called.rows(3)})\n"
-        "assert called.rows(1)[0].title.startswith('shop/fees/late.py')"
+        "assert called.rows(1)[0].title.startswith('shop/fees/late.py')\n"
+        "scoped = store.query('fix(cart): skip items that are out of stock', budget=500)\n"
+        "print({row.title.split(':')[0]: scoped.ranking.raw(row.node_id)['path_mention'] for row in scoped.rows(3)})\n"
+        "assert scoped.rows(1)[0].title.startswith('shop/cart.py')"
     ),
     new_markdown_cell(
         "## Structure\n\n"
