@@ -130,7 +130,10 @@ def test_a_client_without_timeouts_is_still_held_to_the_session_limits():
     assert isinstance(error, OllamaTimeoutError) and took < 2.0
 
 
-def test_a_connection_that_is_never_accepted_times_out():
+def _stalled_connect():
+    """A session's failure against a listener whose accept queue is full, or None when the
+    kernel completed this connection's handshake anyway (a filler's half-open slot freed up
+    on a loaded machine): then the request is sent and goes unanswered, another fault."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(0)
@@ -159,6 +162,19 @@ def test_a_connection_that_is_never_accepted_times_out():
     finally:
         for s in fillers + [listener]:
             s.close()
+    if isinstance(error, OllamaTimeoutError) and error.setting == "ollama_first_token_timeout":
+        return None
+    return error, took
+
+
+def test_a_connection_that_is_never_accepted_times_out():
+    outcome = None
+    for _ in range(3):  # the stall is the kernel's to give; under load it sometimes lets one through
+        outcome = _stalled_connect()
+        if outcome is not None:
+            break
+    assert outcome is not None, "three connections in a row were let through a full accept queue"
+    error, took = outcome
     assert isinstance(error, OllamaTimeoutError) and error.setting == "ollama_connect_timeout"
     assert "did not accept a connection within 0.5 s" in str(error) and took < 2.0
 
