@@ -167,18 +167,28 @@ def called_names(message: str) -> list[str]:
     A fifth of SWE-bench's issue titles write a call (a quarter of Django's), and the fix is
     often in the function called. Only the lead line counts (an issue's
     title, a commit's subject, or a message of one line): the code pasted below it calls
-    everything its example needs. A conventional commit's ``fix(parser):`` is not a call.
+    everything its example needs. A conventional commit's ``fix(parser):`` is not a call. Nor
+    is a call inside another call's arguments or inside brackets: ``cos`` in the integral
+    above, and ``Field()`` and ``Query()`` in ``Annotated[str, Field(), Query()]``, are the
+    example's data, not what it is about.
 
     >>> called_names("Fix parse_duration() for some negative durations")
     ['parse_duration']
     >>> called_names("integrate(1/(2-cos(theta)),(theta,0,pi))\\nSympy produces NaN.")
-    ['integrate', 'cos']
+    ['integrate']
     >>> called_names("fix(parser): Allow QuerySet.in_bulk() on unique fields")
     ['in_bulk']
+    >>> called_names("Support `Annotated[str, Field(), Query()]`"), called_names("Mod(Mod(x + 1, 2) + 1, 2) should be Mod(x, 2)")
+    ([], ['Mod'])
     >>> called_names("Sum is zero\\n```python\\nprint(M.sum())\\n```")
     []
     """
-    return list(dict.fromkeys(_CALL.findall(_COMMIT_TYPE.sub("", _subject(message), count=1))))
+    subject = _COMMIT_TYPE.sub("", _subject(message), count=1)
+    depth, depths = 0, []
+    for char in subject:  # how many brackets are open before each character
+        depths.append(depth)
+        depth = depth + 1 if char in "([{" else max(depth - 1, 0) if char in ")]}" else depth
+    return list(dict.fromkeys(m.group(1) for m in _CALL.finditer(subject) if depths[m.start()] == 0))
 
 
 def _subject(message: str) -> str:
