@@ -457,6 +457,8 @@ def test_a_rust_module_file_is_named_by_its_folder():
     assert path_mentions("autodoc drops the signature", paths)[3] == 0.25
     assert path_mentions("feat(routing): a QUERY method", paths)[2] == 0.7
     assert path_mentions("what goes in mod.rs", paths[:3]).tolist() == [0.7, 0.0, 0.7]
+    # and a Rust path names it as the module it is
+    assert path_mentions("axum::serve::Serve drops the connection", paths)[:3].tolist() == [1.0, 0.25, 0.0]
 
 
 def test_tagged_mask_folder_and_file():
