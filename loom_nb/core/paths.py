@@ -121,11 +121,8 @@ class _PathTable:
         names = [p.rsplit("/", 1)[-1] for p in self.unique.tolist()]
         self.basenames = np.array(names, dtype=str)
         self.folders = np.array([p.rsplit("/", 2)[-2] if p.count("/") else "" for p in self.unique.tolist()], dtype=str)
-        stems = [b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in names]
-        self.has_extension = np.array([stem != name for stem, name in zip(stems, names)], dtype=bool)
-        # Rust's module `serve` is `serve.rs` or `serve/mod.rs`: the folder names the latter's file
-        self.stems = np.array([folder if name == "mod.rs" and folder else stem
-                               for stem, name, folder in zip(stems, names, self.folders.tolist())], dtype=str)
+        self.stems = np.array([b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in names], dtype=str)
+        self.has_extension = self.stems != self.basenames
         # each unique file's role (code into ROLES; 0 without a path), read once for the
         # shared-name test below and for roles()
         self.role_codes = np.array([ROLES.index(file_role(p)) if p else 0 for p in raw.tolist()], dtype=np.int64)
@@ -252,7 +249,8 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
       ``sphinx/util/inspect.py``, ``Monolog\\Handler\\StreamHandler`` names
       ``src/Monolog/Handler/StreamHandler.php``, ``axum::extract::rejection`` names
       ``axum/src/extract/rejection.rs`` (``src`` may be left out). SWE-bench issues name modules
-      this way. A package (``sphinx.ext.autodoc``) names a folder, not its ``__init__.py``, and a
+      this way. Rust's ``serve/mod.rs`` is the module ``axum::serve``. A Python package
+      (``sphinx.ext.autodoc``) names a folder, not its ``__init__.py``, and a
       module path more than :data:`MAX_FILES_PER_NAME` files end with names none of them.
     * 0.7 — the basename with its extension appears (``rank.py``), possibly as the end of a
       query path, so ``tests/rank.py`` also gets 0.7 when the query names ``loom_nb/rank.py``.
@@ -260,9 +258,6 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
       or as the gerund of the message ("ranking", see :func:`_uninflected`), and has at
       least :data:`MIN_STEM_CHARS` characters. A basename without an extension
       (``Makefile``) is only a stem, so 'run' in "how do I run it" does not name ``bin/run``.
-      Rust's ``serve/mod.rs`` is the module ``serve``, as ``serve.rs`` would be, so its stem
-      is its folder's name. Python's ``__init__.py`` is not so named: a package's name more
-      often means the package (benchmarks/README.md, 'A Rust module's folder names its mod.rs').
     * A basename or stem more than :data:`MAX_FILES_PER_NAME` files of one role have names
       none of them (a hundred test roots each with a ``conf.py``); the file's folder may still
       count.
@@ -286,8 +281,8 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     array([0. , 0. , 0. , 0. , 0.7])
     >>> path_mentions("conf.py is read twice", ["tests/roots/test-a/conf.py", "doc/conf.py"])
     array([0.7, 0.7])
-    >>> path_mentions("use select instead of tokio::select! in serve", ["axum/src/serve/mod.rs", "axum/src/serve/listener.rs"])
-    array([0.4 , 0.25])
+    >>> path_mentions("axum::serve::Serve drops the connection", ["axum/src/serve/mod.rs", "axum/src/serve/listener.rs"])
+    array([1.  , 0.25])
     >>> path_mentions("feat(gin): add option to use escaped path", ["gin.go", "path.go", "ginS/gins.go"])
     array([0.7, 0.4, 0. ])
     >>> path_mentions("fix(axum-extra, middleware/static): a fix", ["axum-extra/src/lib.rs", "middleware/static.go"])
