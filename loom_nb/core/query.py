@@ -205,9 +205,10 @@ def commit_scopes(message: str) -> list[str]:
     ``['tree']``, ``fix(middleware/static, cors)!:`` gives ``['middleware/static', 'cors']``.
 
     The Conventional Commits specification makes a scope "a noun describing a section of the
-    codebase", and projects that use it name the file or the folder the change is in (gin
-    names its file in 36 of 46 scoped subjects, echo in 10 of 17). Only the lead line counts,
-    as for :func:`called_names`; prose has no ``type(scope):`` prefix.
+    codebase", and projects that use it name the file or the folder the change is in: in gin's
+    46 scoped subjects the scope is the changed file's stem 36 times and its folder 7 times, in
+    echo's 17 subjects 7 and 6 times. Only the lead line counts, as for :func:`called_names`;
+    prose has no ``type(scope):`` prefix.
 
     >>> commit_scopes("perf(tree): optimize path parsing using strings.Count")
     ['tree']
