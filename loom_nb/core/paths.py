@@ -331,7 +331,7 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
 SCOPE_SCORE = BASENAME_SCORE
 """What a conventional commit's scope gives the file whose stem it is. Measured through the
 default path on the sets with scoped subjects (benchmarks/README.md, 'A commit's scope names
-its section'): at a stem's 0.4 gin gains one commit; at 0.7 gin gains four, and echo gains two
+its section'): at a stem's 0.4 gin gains one commit; at 0.7 gin gains four, and echo gains three
 at 4k and loses one whose scope names the wrong file (``fix(binder):`` for a change in
 ``bind.go``); at 1.0 that commit costs more and axum loses one at 16k."""
 
