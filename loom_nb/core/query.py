@@ -157,7 +157,8 @@ _MERGE_SUBJECT = re.compile(r"Merge (?:pull request|branch|remote-tracking branc
 next line."""
 
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-_COMMIT_TYPE = re.compile(r"^\w+(?:\([^)]*\))?!?:\s*")
+_COMMIT_TYPE = re.compile(r"^\w+(?:\(([^()]*)\))?!?:\s*")
+"""A conventional commit's ``type(scope)!:`` prefix; group 1 is the scope."""
 
 
 def called_names(message: str) -> list[str]:
@@ -197,9 +198,6 @@ def _subject(message: str) -> str:
     return lead_line(message) or ("" if "\n" in lone else lone)
 
 
-_COMMIT_SCOPE = re.compile(r"^[A-Za-z]+\(([^()\n]+)\)!?:")
-
-
 def commit_scopes(message: str) -> list[str]:
     """The scopes of a conventional commit's subject, lower-cased: ``perf(tree):`` gives
     ``['tree']``, ``fix(middleware/static, cors)!:`` gives ``['middleware/static', 'cors']``.
@@ -217,8 +215,8 @@ def commit_scopes(message: str) -> list[str]:
     >>> commit_scopes("fix: no scope"), commit_scopes("How does rank() score (roughly)?")
     ([], [])
     """
-    match = _COMMIT_SCOPE.match(_subject(message))
-    if match is None:
+    match = _COMMIT_TYPE.match(_subject(message))
+    if match is None or not match.group(1):
         return []
     return list(dict.fromkeys(part for part in re.split(r"[,\s]+", match.group(1).strip().lower()) if part))
 

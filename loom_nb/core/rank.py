@@ -252,7 +252,8 @@ CALL_SCORE = STEM_SCORE
 (:func:`~loom_nb.core.query.called_names`): as strong as naming the file's stem. Measured
 through the default path on 17 sets (benchmarks/README.md, 'A called name names its file'):
 at 0.7 and 1.0 fastapi lost two commits whose subject calls the API the fix sits behind
-(`Depends()`, `Query()`); at 0.4 one, and the SWE-bench sympy issues gain as much."""
+(`Depends()`, `Query()`), at 0.4 one (`Query()`, inside `Annotated[...]`: since only top-level
+calls count, none), and the SWE-bench sympy issues gain as much at 0.4."""
 
 MAX_CALL_CANDIDATES = 200
 """A called name in more symbol fields than this is too common to say where it is defined."""
