@@ -108,6 +108,34 @@ def test_structure_edges_follow_imports_and_calls(workspace):
     assert (http, "imports") in loom.graph.structure_of(client) or (http, "references") in loom.graph.structure_of(client)
 
 
+def test_a_call_joins_the_definition_in_scope_not_every_namesake(tmp_path):
+    # `parse` is defined three times: beside the caller, in a module it imports and in an
+    # unrelated one. A bare-name join linked all three; the language binds the nearest.
+    make_workspace(tmp_path, {
+        "pkg/reader.py": "def parse(text):\n    return text\n\n\ndef read(path):\n    return parse(path)\n",
+        "pkg/loader.py": "from .codec import parse\n\n\ndef load(blob):\n    return parse(blob)\n",
+        "pkg/codec.py": "def parse(blob):\n    return blob\n",
+        "other/dates.py": "def parse(day):\n    return day\n",
+        "other/unrelated.py": "def clean(day):\n    return parse(day)\n",
+        "srv/a.go": "package srv\n\nfunc route(p string) string {\n\treturn match(p)\n}\n",
+        "srv/b.go": "package srv\n\nfunc match(p string) string {\n\treturn p\n}\n",
+        "cli/c.go": "package cli\n\nfunc match(p string) string {\n\treturn p\n}\n",
+    })
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(tmp_path, progress=False)
+    by_title = nodes_by_title(loom)
+
+    def refs(title):
+        return {loom.graph.node(n).title for n, kind in loom.graph.structure_of(by_title[title].id) if kind == "references"}
+
+    assert refs("pkg/reader.py:5-6 read") == {"pkg/reader.py:1-2 parse"}  # the same file's
+    assert refs("pkg/loader.py:4-5 load") == {"pkg/codec.py:1-2 parse"}  # the imported module's
+    assert refs("srv/a.go:3-5 route") == {"srv/b.go:3-5 match"}  # a Go package is its folder
+    # nothing in scope: every definition, as long as there are few enough to mean something
+    assert refs("other/unrelated.py:1-2 clean") == {
+        "pkg/reader.py:1-2 parse", "pkg/codec.py:1-2 parse", "other/dates.py:1-2 parse"}
+
+
 def test_reindexing_an_unchanged_workspace_parses_and_embeds_nothing(workspace):
     loom = Loom(embedder=HashingEmbedder())
     first = loom.index(workspace, progress=False)

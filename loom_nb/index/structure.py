@@ -132,13 +132,53 @@ def resolve_import(importer: str, spec: str, language: str, paths: set[str]) -> 
     return ImportResolver(paths).resolve(importer, spec, language)
 
 
+PACKAGE_FOLDERS = frozenset({"go"})
+"""Languages whose package is a folder: a name defined in the caller's folder is the one a
+bare call reaches (Go needs no import inside a package)."""
+
+
+def _in_scope(targets: list[tuple[str, str]], path: str, imported: set[str], language: str) -> list[tuple[str, str]]:
+    """The definitions of a called name that the caller can see first: its own file's, else
+    those of the files it imports, else (Go) its package folder's; else all of them.
+
+    A bare name joins every unit that defines it, so ``parse`` called in ``a/parser.py``
+    would link to a ``parse`` in an unrelated module as strongly as to its neighbour. The
+    scoped definitions are the ones the language would bind first; a method call on an
+    object (``self.parse()``) has no such scope and keeps every definition.
+
+    >>> defs = [("n1", "a/x.py"), ("n2", "b/y.py"), ("n3", "a/z.py")]
+    >>> [t for t, _ in _in_scope(defs, "a/x.py", set(), "python")]
+    ['n1']
+    >>> [t for t, _ in _in_scope(defs, "a/w.py", {"b/y.py"}, "python")]
+    ['n2']
+    >>> [t for t, _ in _in_scope([("n2", "b/y.go"), ("n3", "a/z.go")], "a/w.go", set(), "go")]
+    ['n3']
+    >>> [t for t, _ in _in_scope(defs, "c/v.py", set(), "python")]
+    ['n1', 'n2', 'n3']
+    """
+    same_file = [t for t in targets if t[1] == path]
+    if same_file:
+        return same_file
+    imported_here = [t for t in targets if t[1] in imported]
+    if imported_here:
+        return imported_here
+    if language in PACKAGE_FOLDERS:
+        folder = posixpath.dirname(path)
+        same_package = [t for t in targets if posixpath.dirname(t[1]) == folder]
+        if same_package:
+            return same_package
+    return targets
+
+
 def structure_edges(graph, files: dict[str, dict]) -> list[tuple[str, str, str]]:
     """Every import and reference edge the nodes' metadata implies, as ``(source, target,
     kind)``; reads the graph, changes nothing (so it needs no lock).
 
     Imports join the first node of the importing file to the first node of the imported
     file; references join a unit that calls a name to the unit(s) defining it, as aider's
-    repository map does, skipping names defined in too many places to mean anything.
+    repository map does: the definitions in scope (:func:`_in_scope`: the same file, an
+    imported file, a Go package's folder) when there are any, and names defined in too many
+    places to mean anything join nothing.
     """
     resolver = ImportResolver(set(files))
     first_node = {path: info["nodes"][0] for path, info in files.items() if info["nodes"]}
@@ -151,15 +191,22 @@ def structure_edges(graph, files: dict[str, dict]) -> list[tuple[str, str, str]]
             for name in meta.get("defines", ()):
                 definitions[name].append((node_id, path))
     edges = []
+    imported: dict[str, set[str]] = defaultdict(set)  # file -> the files it imports
     for node_id, meta in metas:
         path = meta.get("path", "")
         for spec in meta.get("imports", ()):
             target = resolver.resolve(path, spec, meta.get("language", ""))
             if target and target != path and target in first_node:
                 edges.append((node_id, first_node[target], "imports"))
+                imported[path].add(target)
+    for node_id, meta in metas:
+        path = meta.get("path", "")
         for name in meta.get("references", ()):
-            targets = definitions.get(name, [])
-            if 0 < len(targets) <= MAX_SHARED_DEFINITIONS:
+            targets = definitions.get(name)
+            if not targets:
+                continue
+            targets = _in_scope(targets, path, imported.get(path, set()), meta.get("language", ""))
+            if len(targets) <= MAX_SHARED_DEFINITIONS:
                 edges.extend((node_id, target_id, "references") for target_id, _ in targets if target_id != node_id)
     return edges
 
