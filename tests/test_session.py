@@ -165,6 +165,7 @@ def test_staleness_advances_per_turn_and_loaded_nodes_are_refreshed():
         for node_id in t1.loaded:
             assert loom.graph.node(node_id).last_access_turn == loom.graph.turn
         t2 = session.send("gateway retries")
+        assert loom.graph.turn == start + 2 and t2.result is not None
         t3 = session.send("clock skew")
     assert loom.graph.turn == start + 3
     # the third turn ranked at clock start + 2 (the clock moves after ranking): every node it

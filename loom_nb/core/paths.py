@@ -137,6 +137,7 @@ class _PathTable:
         self._roles: np.ndarray | None = None
         self._module_tails: dict[str, list[int]] | None = None
         self._extensionless: np.ndarray | None = None
+        self._slashed: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def module_tails(self) -> dict[str, list[int]]:
@@ -166,6 +167,15 @@ class _PathTable:
             cut = np.char.rpartition(self.unique, ".")[:, 0]
             self._extensionless = np.where(self.has_extension, cut, self.unique)
         return self._extensionless
+
+    @property
+    def slashed(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each unique path, and each without its extension, after a ``/``: a folder or a path's
+        tail is then found whole (``/serve/``, ``/middleware/static``). Kept for the next scoped
+        commit: building them took 3–8 ms a scope at 50,000 paths."""
+        if self._slashed is None:
+            self._slashed = (np.char.add("/", self.unique), np.char.add("/", self.extensionless))
+        return self._slashed
 
     def roles(self) -> np.ndarray:
         if self._roles is None:
@@ -338,10 +348,10 @@ at 4k and loses one whose scope names the wrong file (``fix(binder):`` for a cha
 
 def _scope_mentions(table: _PathTable, scope: str) -> np.ndarray:
     """Per unique path, what a commit's ``scope`` says of it (see :func:`path_mentions`)."""
-    slashed = np.char.add("/", table.unique)
+    slashed, slashed_extensionless = table.slashed
     folder = np.char.find(slashed, f"/{scope.strip('/')}/") >= 0
     if "/" in scope:
-        named = np.char.endswith(np.char.add("/", table.extensionless), "/" + scope.strip("/"))
+        named = np.char.endswith(slashed_extensionless, "/" + scope.strip("/"))
     else:
         named = (table.stems == scope) & ~table.stem_shared
     return np.where(named, SCOPE_SCORE, np.where(folder, FOLDER_SCORE, 0.0))
