@@ -136,6 +136,39 @@ def test_a_call_joins_the_definition_in_scope_not_every_namesake(tmp_path):
         "pkg/reader.py:1-2 parse", "pkg/codec.py:1-2 parse", "other/dates.py:1-2 parse"}
 
 
+def test_a_nodes_view_says_which_way_each_code_edge_runs(tmp_path):
+    make_workspace(tmp_path, {
+        "app/cart.py": "def total(items):\n    return sum(items)\n",
+        "app/checkout.py": "from .cart import total\n\n\ndef pay(items):\n    return total(items)\n\n\n"
+                           "def receipt(items):\n    return total(items)\n",
+    })
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(tmp_path, progress=False)
+    by_title = nodes_by_title(loom)
+    total, pay = by_title["app/cart.py:1-2 total"].id, by_title["app/checkout.py:4-5 pay"].id
+    receipt, module = by_title["app/checkout.py:8-9 receipt"].id, by_title["app/checkout.py (module)"].id
+    # grouped by relation: what it calls, what calls it, what it imports, what imports it
+    assert loom.graph.structure_of(total, directed=True) == [(pay, "called by"), (receipt, "called by"), (module, "imported by")]
+    assert loom.graph.structure_of(module, directed=True) == [(total, "imports")]
+    assert loom.graph.structure_of(receipt, directed=True) == [(total, "calls")]
+    assert loom.graph.structure_of(receipt) == [(total, "references")]  # undirected, as before
+    assert f"code structure: called by {pay}, called by {receipt}, imported by {module}" in str(loom.view(total))
+    html = loom.view(total)._repr_html_()
+    assert "<th>relation</th>" in html and f"<td>called by</td><td>{pay}</td>" in html
+
+
+def test_a_nodes_view_counts_the_code_neighbours_it_does_not_list(tmp_path):
+    callers = "".join(f"def use{k}(x):\n    return total(x)\n\n\n" for k in range(15))
+    make_workspace(tmp_path, {"app/cart.py": "def total(items):\n    return sum(items)\n\n\n" + callers})
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(tmp_path, progress=False)
+    total = nodes_by_title(loom)["app/cart.py:1-2 total"].id
+    assert len(loom.graph.structure_of(total)) == 15
+    view = loom.view(total)
+    assert str(view).count("called by n") == 12 and str(view).rstrip().count(", and 3 more") == 1
+    assert "… and 3 more" in view._repr_html_()
+
+
 def test_reindexing_an_unchanged_workspace_parses_and_embeds_nothing(workspace):
     loom = Loom(embedder=HashingEmbedder())
     first = loom.index(workspace, progress=False)

@@ -34,6 +34,11 @@ from .secrets import is_secret_file, mask_secrets, secret_file_notice
 
 log = logging.getLogger(__name__)
 
+_RELATIONS = {("references", True): "calls", ("references", False): "called by",
+              ("imports", True): "imports", ("imports", False): "imported by"}
+"""A structure edge's kind as read from one end: (kind, this node is its source) -> relation."""
+_RELATION_ORDER = ("calls", "called by", "imports", "imported by")
+
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -907,9 +912,18 @@ class LoomGraph:
         """Remove every code-structure edge."""
         self.replace_structure(())
 
-    def structure_of(self, node_id: str) -> list[tuple[str, str]]:
-        """(neighbour, kind) for each code-structure edge of a content node."""
-        return sorted((nb, d["kind"]) for nb, d in self._graph().adj[node_id].items() if d["kind"] in STRUCTURE_KINDS)
+    def structure_of(self, node_id: str, *, directed: bool = False) -> list[tuple[str, str]]:
+        """(neighbour, kind) for each code-structure edge of a content node, by neighbour.
+
+        The networkx graph is undirected; each edge records its ``source`` and ``target``.
+        With ``directed``, the kind says which way the edge runs from this node, and the
+        list is grouped in that order: "calls", "called by", "imports", "imported by".
+        """
+        edges = [(nb, d) for nb, d in self._graph().adj[node_id].items() if d["kind"] in STRUCTURE_KINDS]
+        if not directed:
+            return sorted((nb, d["kind"]) for nb, d in edges)
+        named = [(nb, _RELATIONS[d["kind"], d.get("source", node_id) == node_id]) for nb, d in edges]
+        return sorted(named, key=lambda pair: (_RELATION_ORDER.index(pair[1]), pair[0]))
 
     def mark_accessed(self, node_ids: list[str]) -> None:
         """Record that these nodes were loaded at the current turn (resets staleness)."""

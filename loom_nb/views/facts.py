@@ -15,6 +15,8 @@ from ..core.concepts import concept_terms, primary_concepts
 from ..core.rank import staleness_signal
 
 PREVIEW_LINES = 12
+STRUCTURE_SHOWN = 12
+"""Code neighbours a node's view lists; it counts the rest."""
 
 
 @dataclass
@@ -58,6 +60,9 @@ class ContentFacts:
     """The id of this node's summary, if it has one."""
     chunks: int
     structure: list[Related] = field(default_factory=list)
+    """Code neighbours, each with its relation ("calls", "called by", "imports", "imported by")."""
+    structure_more: int = 0
+    """Code neighbours beyond the ones listed."""
 
 
 @dataclass
@@ -120,7 +125,8 @@ def content_facts(loom, node_id: str) -> ContentFacts:
     lines = text.splitlines()
     ref = node.reference
     summary = g.summary_of(node.id)
-    structure = [Related(nb, g.node(nb).title, None, kind) for nb, kind in g.structure_of(node.id)[:12]]
+    edges = g.structure_of(node.id, directed=True)
+    structure = [Related(nb, g.node(nb).title, None, relation) for nb, relation in edges[:STRUCTURE_SHOWN]]
     return ContentFacts(
         id=node.id, title=node.title, type=node.type, tokens=node.tokens, created=str(node.created),
         last_access_turn=node.last_access_turn, turn=g.turn, staleness=float(staleness_signal(np.array([node.last_access_turn]), g.turn, config.staleness_half_life)[0]),
@@ -130,6 +136,7 @@ def content_facts(loom, node_id: str) -> ContentFacts:
         signature=ref.signature if ref is not None else "", freshness=freshness,
         preview=lines[:PREVIEW_LINES], more_lines=max(len(lines) - PREVIEW_LINES, 0),
         summary_of=node.summary_of, summary=summary, chunks=len(node.chunks), structure=structure,
+        structure_more=max(len(edges) - STRUCTURE_SHOWN, 0),
     )
 
 

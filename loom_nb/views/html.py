@@ -139,8 +139,9 @@ def content_html(loom, node_id: str) -> str:
         parts.append(f"<div>near miss: {escape(f.near_miss.id)} {escape(f.near_miss.label)} "
                      f"({f.near_miss.weight:.3f} &lt; threshold {f.threshold})</div>")
     if f.structure:
+        more = f"<div>… and {f.structure_more} more</div>" if f.structure_more else ""
         parts.append("<div><b>Code structure</b></div>" + _table(
-            ["edge", "node", "title"], [[escape(r.detail), escape(r.id), escape(r.label)] for r in f.structure]))
+            ["relation", "node", "title"], [[escape(r.detail), escape(r.id), escape(r.label)] for r in f.structure]) + more)
     more = f"\n… {f.more_lines} more lines" if f.more_lines else ""
     parts.append(f"<pre style='max-height:16em;overflow:auto'>{escape(chr(10).join(f.preview) + more)}</pre></div>")
     return "".join(parts)

@@ -126,7 +126,8 @@ def content_text(loom, node_id: str) -> str:
     if f.chunks:
         lines.append(f"  {f.chunks} chunks with vectors of their own")
     if f.structure:
-        lines.append("  code structure: " + ", ".join(f"{r.detail} {r.id}" for r in f.structure))
+        more = f", and {f.structure_more} more" if f.structure_more else ""
+        lines.append("  code structure: " + ", ".join(f"{r.detail} {r.id}" for r in f.structure) + more)
     lines.append("  ---")
     lines.extend("  " + line for line in f.preview)
     if f.more_lines:
