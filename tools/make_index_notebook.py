@@ -111,6 +111,28 @@ cells = [
         "assert scoped.rows(1)[0].title.startswith('shop/cart.py')"
     ),
     new_markdown_cell(
+        "A qualified name in the code's own spelling names its module: `shop.billing.invoice` above, a PHP\n"
+        "namespace, or a Rust path. Rust keeps the module `serve` in `serve.rs` or in `serve/mod.rs`, so\n"
+        "`axum::serve::Serve` names `axum/src/serve/mod.rs` (a crate's `src` is not part of its paths); the\n"
+        "file beside it in the folder `serve` gets the folder's quarter."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "crates = Path(tempfile.mkdtemp()) / 'crates'\n"
+        "for path, text in {\n"
+        "    'axum/src/serve/mod.rs': '/// Serves an app on a listener.\\npub struct Serve;\\n',\n"
+        "    'axum/src/serve/listener.rs': '/// What a server accepts connections from.\\npub trait Listener {}\\n',\n"
+        "    'axum/src/routing/mod.rs': '/// Routes requests to handlers.\\npub struct Router;\\n',\n"
+        "}.items():\n"
+        "    (crates / path).parent.mkdir(parents=True, exist_ok=True)\n"
+        "    (crates / path).write_text(text)\n"
+        "rust = Loom()\n"
+        "rust.index(crates, progress=False)\n"
+        "hit = rust.query('axum::serve::Serve drops the connection', budget=300)\n"
+        "print({row.title.split(':')[0]: hit.ranking.raw(row.node_id)['path_mention'] for row in hit.rows(3)})\n"
+        "assert hit.rows(1)[0].title.startswith('axum/src/serve/mod.rs')"
+    ),
+    new_markdown_cell(
         "## Structure\n\n"
         "Imports and calls become edges between nodes. A call joins the definition the language would bind:\n"
         "the one in the caller's own file, else in a file it imports, else (Go) in its package's folder; only a\n"
