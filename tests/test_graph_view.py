@@ -246,3 +246,17 @@ def test_labels_drawn_in_chromium_do_not_overlap_at_22_nodes(tmp_path):
         assert len(boxes) == len(_dataset(path.read_text(), "nodes")) == 22
         assert overlapping(boxes) == []
         assert page.blocked == [] and page.dialogs == []
+
+
+def test_a_code_edge_is_drawn_from_caller_to_callee_and_says_so(tmp_path):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "cart.py").write_text("def total(items):\n    return sum(items)\n")
+    (tmp_path / "app" / "checkout.py").write_text("from .cart import total\n\n\ndef pay(items):\n    return total(items)\n")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(tmp_path, progress=False)
+    ids = {n.title: n.id for n in loom.graph.content_nodes()}
+    pay, total = ids["app/checkout.py:4-5 pay"], ids["app/cart.py:1-2 total"]
+    page = graph_html(loom, loom.query("what does pay call?", budget=400))
+    edge = next(e for e in _dataset(page, "edges") if {e["from"], e["to"]} == {pay, total})
+    assert (edge["from"], edge["to"], edge["arrows"]) == (pay, total, "to")
+    assert html.unescape(edge["title"]) == f"{pay} app/checkout.py:4-5 pay\ncalls\n{total} app/cart.py:1-2 total"

@@ -420,13 +420,16 @@ def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa
         weight = float(d.get("weight", 1.0))
         a, b = d.get("source", u), d.get("target", v)
         extra: dict[str, Any] = {}
-        if kind in ("imports", "references"):
+        tip = [f"{kind} {weight:.3f}"]
+        if kind in ("imports", "references"):  # drawn from caller to callee; a weight of 1 says nothing
             extra["arrows"] = "to"
+            relation = "calls" if kind == "references" else "imports"
+            tip = [_short(f"{a} {graph.node(a).title}"), relation, _short(f"{b} {graph.node(b).title}")]
         if kind == "concept":
             extra["dashes"] = True
         net.add_edge(
             a, b, width=round(0.5 + 4.5 * max(0.0, min(weight, 1.0)), 2),
-            color=EDGE_COLOURS.get(kind, "#9a9a9a"), title=_tooltip([f"{kind} {weight:.3f}"]), **extra,
+            color=EDGE_COLOURS.get(kind, "#9a9a9a"), title=_tooltip(tip), **extra,
         )
 
     return offline_page(net, _caption(plan, result))
