@@ -267,6 +267,7 @@ def warm_events(monkeypatch):
     collection (recorded, not run); it starts at once."""
     import loom_nb.core.engine as engine
 
+    _join_warm_up_threads()  # an earlier test's warm-up would fire into this one's record
     events = []
     real_rank = engine.rank
 
