@@ -120,6 +120,12 @@ def test_a_call_joins_the_definition_in_scope_not_every_namesake(tmp_path):
         "srv/a.go": "package srv\n\nfunc route(p string) string {\n\treturn match(p)\n}\n",
         "srv/b.go": "package srv\n\nfunc match(p string) string {\n\treturn p\n}\n",
         "cli/c.go": "package cli\n\nfunc match(p string) string {\n\treturn p\n}\n",
+        # a Go import names a package, a folder; the name may be in any of its files
+        "util/a.go": "package util\n\nfunc Helper() string {\n\treturn \"\"\n}\n",
+        "util/b.go": "package util\n\nfunc Format(s string) string {\n\treturn s\n}\n",
+        "text/format.go": "package text\n\nfunc Format(s string) string {\n\treturn s\n}\n",
+        "web/h.go": "package web\n\nimport \"example.com/shop/util\"\n\nfunc Serve(s string) string {\n"
+                    "\treturn util.Format(s)\n}\n",
     })
     loom = Loom(embedder=HashingEmbedder())
     loom.index(tmp_path, progress=False)
@@ -131,6 +137,7 @@ def test_a_call_joins_the_definition_in_scope_not_every_namesake(tmp_path):
     assert refs("pkg/reader.py:5-6 read") == {"pkg/reader.py:1-2 parse"}  # the same file's
     assert refs("pkg/loader.py:4-5 load") == {"pkg/codec.py:1-2 parse"}  # the imported module's
     assert refs("srv/a.go:3-5 route") == {"srv/b.go:3-5 match"}  # a Go package is its folder
+    assert refs("web/h.go:5-7 Serve") == {"util/b.go:3-5 Format"}  # the imported package's, not text's
     # nothing in scope: every definition, as long as there are few enough to mean something
     assert refs("other/unrelated.py:1-2 clean") == {
         "pkg/reader.py:1-2 parse", "pkg/codec.py:1-2 parse", "other/dates.py:1-2 parse"}

@@ -139,7 +139,9 @@ bare call reaches (Go needs no import inside a package)."""
 
 def _in_scope(targets: list[tuple[str, str]], path: str, imported: set[str], language: str) -> list[tuple[str, str]]:
     """The definitions of a called name that the caller can see first: its own file's, else
-    those of the files it imports, else (Go) its package folder's; else all of them.
+    those of the files it imports; in Go, whose package is a folder, its own package's before
+    those of the packages it imports (an import names one file of a package's folder, and
+    every file there is the package). Else all of them.
 
     A bare name joins every unit that defines it, so ``parse`` called in ``a/parser.py``
     would link to a ``parse`` in an unrelated module as strongly as to its neighbour. The
@@ -153,21 +155,24 @@ def _in_scope(targets: list[tuple[str, str]], path: str, imported: set[str], lan
     ['n2']
     >>> [t for t, _ in _in_scope([("n2", "b/y.go"), ("n3", "a/z.go")], "a/w.go", set(), "go")]
     ['n3']
+    >>> [t for t, _ in _in_scope([("n2", "b/y.go"), ("n4", "c/q.go")], "a/w.go", {"b/x.go"}, "go")]
+    ['n2']
     >>> [t for t, _ in _in_scope(defs, "c/v.py", set(), "python")]
     ['n1', 'n2', 'n3']
     """
     same_file = [t for t in targets if t[1] == path]
     if same_file:
         return same_file
-    imported_here = [t for t in targets if t[1] in imported]
-    if imported_here:
-        return imported_here
-    if language in PACKAGE_FOLDERS:
+    if language in PACKAGE_FOLDERS:  # a package is a folder: its own first, then the ones imported
         folder = posixpath.dirname(path)
         same_package = [t for t in targets if posixpath.dirname(t[1]) == folder]
         if same_package:
             return same_package
-    return targets
+        folders = {posixpath.dirname(p) for p in imported}
+        imported_here = [t for t in targets if posixpath.dirname(t[1]) in folders]
+    else:
+        imported_here = [t for t in targets if t[1] in imported]
+    return imported_here or targets
 
 
 def structure_edges(graph, files: dict[str, dict]) -> list[tuple[str, str, str]]:
@@ -177,8 +182,8 @@ def structure_edges(graph, files: dict[str, dict]) -> list[tuple[str, str, str]]
     Imports join the first node of the importing file to the first node of the imported
     file; references join a unit that calls a name to the unit(s) defining it, as aider's
     repository map does: the definitions in scope (:func:`_in_scope`: the same file, an
-    imported file, a Go package's folder) when there are any, and names defined in too many
-    places to mean anything join nothing.
+    imported file, in Go the package's folder and then the imported packages') when there are
+    any, and names defined in too many places to mean anything join nothing.
     """
     resolver = ImportResolver(set(files))
     first_node = {path: info["nodes"][0] for path, info in files.items() if info["nodes"]}
