@@ -135,8 +135,9 @@ cells = [
     new_markdown_cell(
         "## Structure\n\n"
         "Imports and calls become edges between nodes. A call joins the definition the language would bind:\n"
-        "the one in the caller's own file, else in a file it imports, else (Go) in its package's folder; only a\n"
-        "name with none of those in reach (a method called on an object) joins every file that defines it.\n"
+        "the one in the caller's own file, else in a file it imports (in Go, its own package's folder, else an\n"
+        "imported package's); only a name with none of those in reach (a method called on an object) joins\n"
+        "every file that defines it.\n"
         "Below, `pay` calls `total`, which two files define: the edge goes to the one `checkout.py` imports.\n\n"
         "The graph views and a chat's workspace summary read these edges. Ranking reads them through the\n"
         "`hop` and `density` weights, which are 0 by default: on the labelled sets they cost more than they\n"
