@@ -137,42 +137,40 @@ PACKAGE_FOLDERS = frozenset({"go"})
 bare call reaches (Go needs no import inside a package)."""
 
 
-def _in_scope(targets: list[tuple[str, str]], path: str, imported: set[str], language: str) -> list[tuple[str, str]]:
+def _in_scope(defined: dict[str, list[str]], path: str, imported: set[str], language: str) -> list[str]:
     """The definitions of a called name that the caller can see first: its own file's, else
     those of the files it imports; in Go, whose package is a folder, its own package's before
     those of the packages it imports (an import names one file of a package's folder, and
-    every file there is the package). Else all of them.
+    every file there is the package). Else all of them. ``defined`` maps each file that
+    defines the name to the defining units.
 
     A bare name joins every unit that defines it, so ``parse`` called in ``a/parser.py``
     would link to a ``parse`` in an unrelated module as strongly as to its neighbour. The
     scoped definitions are the ones the language would bind first; a method call on an
     object (``self.parse()``) has no such scope and keeps every definition.
 
-    >>> defs = [("n1", "a/x.py"), ("n2", "b/y.py"), ("n3", "a/z.py")]
-    >>> [t for t, _ in _in_scope(defs, "a/x.py", set(), "python")]
-    ['n1']
-    >>> [t for t, _ in _in_scope(defs, "a/w.py", {"b/y.py"}, "python")]
-    ['n2']
-    >>> [t for t, _ in _in_scope([("n2", "b/y.go"), ("n3", "a/z.go")], "a/w.go", set(), "go")]
+    >>> defs = {"a/x.py": ["n1"], "b/y.py": ["n2"], "a/z.py": ["n3"]}
+    >>> _in_scope(defs, "a/x.py", set(), "python"), _in_scope(defs, "a/w.py", {"b/y.py"}, "python")
+    (['n1'], ['n2'])
+    >>> _in_scope({"b/y.go": ["n2"], "a/z.go": ["n3"]}, "a/w.go", set(), "go")
     ['n3']
-    >>> [t for t, _ in _in_scope([("n2", "b/y.go"), ("n4", "c/q.go")], "a/w.go", {"b/x.go"}, "go")]
+    >>> _in_scope({"b/y.go": ["n2"], "c/q.go": ["n4"]}, "a/w.go", {"b/x.go"}, "go")
     ['n2']
-    >>> [t for t, _ in _in_scope(defs, "c/v.py", set(), "python")]
+    >>> _in_scope(defs, "c/v.py", set(), "python")
     ['n1', 'n2', 'n3']
     """
-    same_file = [t for t in targets if t[1] == path]
-    if same_file:
-        return same_file
+    if path in defined:
+        return defined[path]
     if language in PACKAGE_FOLDERS:  # a package is a folder: its own first, then the ones imported
         folder = posixpath.dirname(path)
-        same_package = [t for t in targets if posixpath.dirname(t[1]) == folder]
+        same_package = [n for p, ids in defined.items() if posixpath.dirname(p) == folder for n in ids]
         if same_package:
             return same_package
         folders = {posixpath.dirname(p) for p in imported}
-        imported_here = [t for t in targets if posixpath.dirname(t[1]) in folders]
+        in_scope = [n for p, ids in defined.items() if posixpath.dirname(p) in folders for n in ids]
     else:
-        imported_here = [t for t in targets if t[1] in imported]
-    return imported_here or targets
+        in_scope = [n for p in imported if p in defined for n in defined[p]]
+    return in_scope or [n for ids in defined.values() for n in ids]
 
 
 def structure_edges(graph, files: dict[str, dict]) -> list[tuple[str, str, str]]:
@@ -187,14 +185,14 @@ def structure_edges(graph, files: dict[str, dict]) -> list[tuple[str, str, str]]
     """
     resolver = ImportResolver(set(files))
     first_node = {path: info["nodes"][0] for path, info in files.items() if info["nodes"]}
-    definitions: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    definitions: dict[str, dict[str, list[str]]] = defaultdict(dict)  # name -> file -> units
     metas = []
     for path, info in files.items():
         for node_id in info["nodes"]:
             meta = graph.node(node_id).meta
             metas.append((node_id, meta))
             for name in meta.get("defines", ()):
-                definitions[name].append((node_id, path))
+                definitions[name].setdefault(path, []).append(node_id)
     edges = []
     imported: dict[str, set[str]] = defaultdict(set)  # file -> the files it imports
     for node_id, meta in metas:
@@ -204,15 +202,18 @@ def structure_edges(graph, files: dict[str, dict]) -> list[tuple[str, str, str]]
             if target and target != path and target in first_node:
                 edges.append((node_id, first_node[target], "imports"))
                 imported[path].add(target)
+    scoped: dict[tuple[str, str], list[str]] = {}  # (name, calling file): the units in scope
     for node_id, meta in metas:
         path = meta.get("path", "")
         for name in meta.get("references", ()):
-            targets = definitions.get(name)
-            if not targets:
+            defined = definitions.get(name)
+            if not defined:
                 continue
-            targets = _in_scope(targets, path, imported.get(path, set()), meta.get("language", ""))
+            targets = scoped.get((name, path))
+            if targets is None:
+                targets = scoped[name, path] = _in_scope(defined, path, imported.get(path, set()), meta.get("language", ""))
             if len(targets) <= MAX_SHARED_DEFINITIONS:
-                edges.extend((node_id, target_id, "references") for target_id, _ in targets if target_id != node_id)
+                edges.extend((node_id, target_id, "references") for target_id in targets if target_id != node_id)
     return edges
 
 
