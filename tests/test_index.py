@@ -74,6 +74,14 @@ def nodes_by_title(loom):
     return {n.title: n for n in loom.graph.content_nodes()}
 
 
+def indexed(root: Path, files: dict[str, str]):
+    """``files`` written under ``root`` and indexed: the Loom, and its nodes by title."""
+    make_workspace(root, files)
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(root, progress=False)
+    return loom, nodes_by_title(loom)
+
+
 def test_index_makes_reference_nodes_per_symbol(workspace):
     loom = Loom(embedder=HashingEmbedder())
     report = loom.index(workspace, progress=False)
@@ -111,7 +119,7 @@ def test_structure_edges_follow_imports_and_calls(workspace):
 def test_a_call_joins_the_definition_in_scope_not_every_namesake(tmp_path):
     # `parse` is defined three times: beside the caller, in a module it imports and in an
     # unrelated one. A bare-name join linked all three; the language binds the nearest.
-    make_workspace(tmp_path, {
+    loom, by_title = indexed(tmp_path, {
         "pkg/reader.py": "def parse(text):\n    return text\n\n\ndef read(path):\n    return parse(path)\n",
         "pkg/loader.py": "from .codec import parse\n\n\ndef load(blob):\n    return parse(blob)\n",
         "pkg/codec.py": "def parse(blob):\n    return blob\n",
@@ -127,9 +135,6 @@ def test_a_call_joins_the_definition_in_scope_not_every_namesake(tmp_path):
         "web/h.go": "package web\n\nimport \"example.com/shop/util\"\n\nfunc Serve(s string) string {\n"
                     "\treturn util.Format(s)\n}\n",
     })
-    loom = Loom(embedder=HashingEmbedder())
-    loom.index(tmp_path, progress=False)
-    by_title = nodes_by_title(loom)
 
     def refs(title):
         return {loom.graph.node(n).title for n, kind in loom.graph.structure_of(by_title[title].id) if kind == "references"}
@@ -144,14 +149,11 @@ def test_a_call_joins_the_definition_in_scope_not_every_namesake(tmp_path):
 
 
 def test_a_nodes_view_says_which_way_each_code_edge_runs(tmp_path):
-    make_workspace(tmp_path, {
+    loom, by_title = indexed(tmp_path, {
         "app/cart.py": "def total(items):\n    return sum(items)\n",
         "app/checkout.py": "from .cart import total\n\n\ndef pay(items):\n    return total(items)\n\n\n"
                            "def receipt(items):\n    return total(items)\n",
     })
-    loom = Loom(embedder=HashingEmbedder())
-    loom.index(tmp_path, progress=False)
-    by_title = nodes_by_title(loom)
     total, pay = by_title["app/cart.py:1-2 total"].id, by_title["app/checkout.py:4-5 pay"].id
     receipt, module = by_title["app/checkout.py:8-9 receipt"].id, by_title["app/checkout.py (module)"].id
     # grouped by relation: what it calls, what calls it, what it imports, what imports it
@@ -166,10 +168,8 @@ def test_a_nodes_view_says_which_way_each_code_edge_runs(tmp_path):
 
 def test_a_nodes_view_counts_the_code_neighbours_it_does_not_list(tmp_path):
     callers = "".join(f"def use{k}(x):\n    return total(x)\n\n\n" for k in range(15))
-    make_workspace(tmp_path, {"app/cart.py": "def total(items):\n    return sum(items)\n\n\n" + callers})
-    loom = Loom(embedder=HashingEmbedder())
-    loom.index(tmp_path, progress=False)
-    total = nodes_by_title(loom)["app/cart.py:1-2 total"].id
+    loom, by_title = indexed(tmp_path, {"app/cart.py": "def total(items):\n    return sum(items)\n\n\n" + callers})
+    total = by_title["app/cart.py:1-2 total"].id
     assert len(loom.graph.structure_of(total)) == 15
     view = loom.view(total)
     assert str(view).count("called by n") == 12 and str(view).rstrip().count(", and 3 more") == 1
