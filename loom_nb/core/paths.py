@@ -172,7 +172,7 @@ class _PathTable:
     def slashed(self) -> tuple[np.ndarray, np.ndarray]:
         """Each unique path, and each without its extension, after a ``/``: a folder or a path's
         tail is then found whole (``/serve/``, ``/middleware/static``). Kept for the next scoped
-        commit: building them took 3–8 ms a scope at 50,000 paths."""
+        commit: built per scope, a scoped subject took 17.5 ms at 50,000 paths, 14.7 ms with them kept."""
         if self._slashed is None:
             self._slashed = (np.char.add("/", self.unique), np.char.add("/", self.extensionless))
         return self._slashed
