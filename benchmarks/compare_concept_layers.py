@@ -6,7 +6,8 @@ concept per unit) and a density weight of 0.1. That layer no longer exists as an
 script rebuilds it by patching the indexer (``needs_concept_rebuild`` answers False, the graph's
 threshold is 0.8), in its own cache folder, and ranks every case through the tuner's harness
 (:func:`loom_nb.evaluation.tuning.prepare`, ``Prepared.run``: the default path's call). Beside it,
-on today's layer: the default, density 0.1, and density 0.1 counting only structural neighbours
+on today's layer: the default (density 0, and ``question_density`` for a question on its own),
+density 0.1 for every message, and density 0.1 counting only structural neighbours
 (``rank.density_signal`` without its concept part)::
 
     .venv/bin/python benchmarks/compare_concept_layers.py datasets/self.jsonl datasets/followups.jsonl \\
@@ -55,14 +56,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--cache", type=Path, required=True, help="today's indexed workspaces")
     parser.add_argument("--old-cache", type=Path, required=True, help="the old layer's (built here)")
     args = parser.parse_args(argv)
-    density = LoomConfig().with_(weights={"density": 0.1})
+    # density 0.1 for every message, as before a question had its own weight (question_density)
+    density = LoomConfig(question_density=0.0).with_(weights={"density": 0.1})
     out: dict = {}
     today = run.Workbench(cache_dir=args.cache)
     for path in args.cases:
         cases, _ = run.load_cases(path)
         rows = out.setdefault(path.stem, {})
         prepared = prepare(cases, today)
-        rows["default (topics, density 0)"] = _recall(prepared, LoomConfig())
+        rows["default (topics; density 0, a question 0.2)"] = _recall(prepared, LoomConfig())
         rows["topics, density 0.1"] = _recall(prepared, density)
         rank.density_signal = _structural_density
         try:
@@ -73,7 +75,7 @@ def main(argv: list[str] | None = None) -> dict:
     indexer.needs_concept_rebuild = lambda *a, **k: False
     run.LoomConfig = lambda: LoomConfig(concept_threshold=OLD_THRESHOLD)
     old = run.Workbench(cache_dir=args.old_cache)
-    old_config = LoomConfig(concept_threshold=OLD_THRESHOLD).with_(weights={"density": 0.1})
+    old_config = LoomConfig(concept_threshold=OLD_THRESHOLD, question_density=0.0).with_(weights={"density": 0.1})
     for path in args.cases:
         cases, _ = run.load_cases(path)
         prepared = prepare(cases, old)

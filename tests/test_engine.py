@@ -246,6 +246,27 @@ def test_a_message_that_names_code_leans_on_exact_names_when_configured():
     assert Loom(embedder=HashingEmbedder()).graph.config.named_code_semantic == 1.0  # off unless configured
 
 
+def test_a_question_on_its_own_weighs_the_neighbourhood_and_a_change_or_a_follow_up_does_not():
+    from loom_nb import Query
+
+    loom = Loom(embedder=HashingEmbedder())
+    loom.add("save_graph writes graph.json atomically under the folder lock.")
+    loom.add("load_graph reads graph.json back and checks its schema version.")
+    question = loom.query("how is graph.json written and read back?", budget=500)
+    subject = loom.query("Write graph.json atomically under the folder lock", budget=500)
+    issue = loom.query("Why is graph.json not written?\nTraceback (most recent call last): save_graph", budget=500)
+    follow_up = loom.query(Query("and where is it read?", [{"role": "user", "content": "how is graph.json written?"},
+                                                          {"role": "assistant", "content": "save_graph writes it."}]), budget=500)
+    density = SIGNALS.index("density")
+    assert question.ranking.weights.density == LoomConfig().question_density > 0
+    assert question.ranking.contributions[:, density].max() > 0  # its relevant topics count toward the score
+    for other in (subject, issue, follow_up):
+        assert other.ranking.weights.density == LoomConfig().weights.density == 0
+        assert other.ranking.contributions[:, density].max() == 0
+    mine = loom.query("how is graph.json written and read back?", budget=500, weights={"density": 0.05})
+    assert mine.ranking.weights.density == 0.05  # weights a caller passes are used as given
+
+
 def test_the_query_vector_is_made_from_the_prose_of_a_message_that_pastes_code():
     """A sentence model's vector of pasted code follows the code's surface; the prose says what
     is wrong. The lexical signals still read the whole message, identifiers in the code included."""

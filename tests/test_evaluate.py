@@ -270,9 +270,10 @@ def test_ablations_switch_one_signal_off_and_report_what_it_earns(cases_file):
     from loom_nb.core.config import SIGNALS, LoomConfig
     from loom_nb.evaluation.run import ablations
 
-    weighted = [s for s in SIGNALS if getattr(LoomConfig().weights, s) > 0]
+    weighted = [s for s in SIGNALS if getattr(LoomConfig().weights, s) > 0 or s == "density"]  # a question weighs density
     assert ablations() == tuple(f"loom-no-{s}" for s in weighted)
     assert "loom-no-file" not in ablations(LoomConfig().with_(weights={"file": 0}))
+    assert "loom-no-density" not in ablations(LoomConfig(question_density=0.0))
 
     cases, _ = load_cases(cases_file)
     rep = evaluate(cases, budget=500, strategies=("loom", "loom-no-terms", "loom-no-semantic"), embedder=HashingEmbedder())

@@ -492,6 +492,35 @@ def names_code(text: str) -> bool:
     return bool(_NAMED_CODE.search(text))
 
 
+_INTERROGATIVES = frozenset(
+    "how what where why which who whom whose when does do did is are was were can could should would will "
+    "has have what's where's how's who's".split()
+)
+
+
+def asks_question(text: str) -> bool:
+    """Whether a message is a question on its own: one line that ends with ``?`` or opens with
+    an interrogative word. A commit subject or an issue title describes a change ("Do not
+    set ...", "Fix ..."), and an issue whose title asks ("Where oo belongs?") reports a fault
+    below it; a question on its own asks how something works, and its answer is often a
+    neighbourhood of code rather than one place (``LoomConfig.question_density``).
+
+    >>> asks_question("How does the ranking engine score content?"), asks_question("where is it called")
+    (True, True)
+    >>> asks_question("Do not set WriteTimeout"), asks_question("Turn on _repr_html_ by default?"), asks_question("")
+    (False, True, False)
+    >>> asks_question("Why does it fail?\\nTraceback (most recent call last): ...")
+    False
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) != 1:
+        return False
+    if lines[0].endswith("?"):
+        return True
+    words = re.findall(r"[\w']+", lines[0].lower())
+    return bool(words) and words[0] in _INTERROGATIVES and words[:2] != ["do", "not"]
+
+
 def classify(text: str, config: LoomConfig | None = None) -> Classification:
     """Classify ``text`` by rules and statistics; no model call.
 

@@ -72,7 +72,8 @@ class Weights:
     """Links to several query-relevant concepts and relevant structural neighbours (seed:
     Low-Medium, 0.1). With concepts as topics (issue 15) it was measured again at 0, 0.05 and
     0.1 (benchmarks/README.md): 0 was best on all six mined sets and the follow-ups (at 0.1:
-    caddy −0.030 at 8k, fastapi −0.035 at 16k), and lost 0.027 on the self set at 4k only."""
+    caddy −0.030 at 8k, fastapi −0.035 at 16k). A question on its own weighs it
+    :attr:`LoomConfig.question_density` instead."""
     terms: float = 0.25
     """Query terms in path / symbol / heading / import / content, BM25F (seed 004; kept)."""
     path_mention: float = 0.15
@@ -212,6 +213,19 @@ class LoomConfig:
     matched exactly is better evidence than the embedding's sense of the topic, and on code
     nearly every unit is near the query in embedding space. 1: the same weight for every
     message."""
+    question_density: float = 0.2
+    """The density weight for a question on its own (:func:`~loom_nb.core.classify.asks_question`:
+    one line, no previous exchange), when ``weights.density`` is lower. A question ("How does
+    the ranking engine score content?") is often answered by a neighbourhood of code: units
+    on the question's topics that call or import each other. A commit subject or an issue
+    (a title above a report) names a change, and there density cost line recall on every
+    mined set, so ``weights.density`` stays 0; a follow-up ranks with the answer it asks past
+    (``previous_mention_share``), and density at 0.1 cost the follow-ups 0.014 at 4k, so it
+    keeps ``weights.density`` too. On the self set (35 of its 36 messages are such questions),
+    line recall at 4k / 8k / 16k: 0.718 / 0.827 / 0.912 at 0, 0.743 / 0.837 / 0.930 at 0.1,
+    0.749 / 0.844 / 0.930 at 0.2, 0.757 / 0.860 / 0.929 at 0.3; the smallest value of the
+    plateau is kept. No commit or issue of the mined sets is a question on its own, so none
+    moves; the notes do not move (benchmarks/README.md, "Density for a question on its own")."""
     concept_relevance: float = 0.3
     """A concept counts toward link density when its cosine to the query reaches this."""
     hop_decay: float = 0.5
@@ -307,6 +321,8 @@ class LoomConfig:
         share = self.previous_mention_share
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
             raise ValueError(f"previous_mention_share must be a number in [0, 1], got {share!r}")
+        if isinstance(self.question_density, bool) or not isinstance(self.question_density, (int, float)) or not 0.0 <= self.question_density <= 1.0:
+            raise ValueError(f"question_density must be a number in [0, 1], got {self.question_density!r}")
         if not 0.0 <= self.named_code_semantic <= 1.0:
             raise ValueError(f"named_code_semantic must be in [0, 1], got {self.named_code_semantic!r}")
         if not 0.0 < self.file_spread <= 1.0:
@@ -373,7 +389,7 @@ SEED_VALUES: dict[str, Any] = {
     "weights.provenance": 0.15, "weights.density": 0.1, "weights.terms": 0.25, "weights.path_mention": 0.15,
     "weights.tagged": 0.5, "weights.git_dirty": 0.05, "weights.file": 0.0,
     "relevance_floor": 0.2, "lexical_relevance": 0.5, "lexical_anchor": 1.01,
-    "max_whole_share": 0.5, "large_node_tokens": 1200,
+    "max_whole_share": 0.5, "large_node_tokens": 1200, "question_density": 0.0,
 }
 """The starting values before any tuning: seed 000's High / Medium / Low grading written as
 numbers, seed 004's lexical weights, and the first thresholds. Kept so a tuning run can

@@ -167,7 +167,7 @@ _SIGNAL_WORDS = {
     "file": "other parts of its file match the question",
     "git_dirty": "its file has uncommitted changes",
     "hop": "linked to the concept closest to the question",
-    "density": "linked to several relevant concepts",
+    "density": "linked to several relevant topics or code units",
     "staleness": "used recently in this session",
     "size": "small ({tokens:,} tokens)",
 }

@@ -765,7 +765,7 @@ class Loom(Displayable):
         classification = classify(text, config)  # the message alone, not the history
         timings = {"classify": time.perf_counter() - started}
         chosen = get_mode(mode, classification.complexity, config)
-        base = message_weights(config.weights, text, config)  # weights you pass are used as they are
+        base = message_weights(config.weights, text, config, follow_up=request.follows_up)  # weights you pass are used as they are
         if isinstance(weights, dict):
             base = config.with_(weights=weights).weights
         elif weights is not None:

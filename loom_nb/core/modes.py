@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .classify import names_code
+from .classify import asks_question, names_code
 from .config import LoomConfig, Weights
 
 MODE_NAMES: tuple[str, ...] = ("bare", "fast", "fused")
@@ -119,18 +119,27 @@ def get_mode(mode: str | Mode | None, complexity: float | None, config: LoomConf
     return modes(config)[mode.lower()]
 
 
-def message_weights(base: Weights, message: str, config: LoomConfig) -> Weights:
+def message_weights(base: Weights, message: str, config: LoomConfig, *, follow_up: bool = False) -> Weights:
     """The configured weights as they apply to this message: the semantic weight times
     ``config.named_code_semantic`` when the message names code
-    (:func:`~loom_nb.core.classify.names_code`). The message alone decides, never a chat's
-    history.
+    (:func:`~loom_nb.core.classify.names_code`), and the density weight raised to
+    ``config.question_density`` when it asks a question and is not a ``follow_up``
+    (:func:`~loom_nb.core.classify.asks_question`). The message alone decides, never a
+    chat's history.
 
     >>> c = LoomConfig(named_code_semantic=0.5)
     >>> message_weights(c.weights, "what calls save_graph?", c).semantic == c.weights.semantic / 2
     True
-    >>> message_weights(c.weights, "How are concepts named?", c) == c.weights
+    >>> message_weights(c.weights, "How are concepts named?", c).density == c.question_density
+    True
+    >>> message_weights(c.weights, "How are concepts named?", c, follow_up=True) == c.weights
+    True
+    >>> message_weights(c.weights, "Name concepts by their distinctive terms", c) == c.weights
     True
     """
-    if config.named_code_semantic == 1.0 or not names_code(message):
-        return base
-    return replace(base, semantic=base.semantic * config.named_code_semantic)
+    weights = base
+    if config.named_code_semantic != 1.0 and names_code(message):
+        weights = replace(weights, semantic=weights.semantic * config.named_code_semantic)
+    if not follow_up and weights.density < config.question_density and asks_question(message):
+        weights = replace(weights, density=config.question_density)
+    return weights

@@ -85,6 +85,11 @@ class Query:
                 break
         return question, answer
 
+    @property
+    def follows_up(self) -> bool:
+        """Whether the message follows an earlier question (it ranks with that exchange)."""
+        return bool(self.previous_exchange[0])
+
     @cached_property
     def ranked_message(self) -> str:
         """The message as it ranks: without the form of an issue template (its headings,

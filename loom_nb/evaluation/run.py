@@ -60,6 +60,7 @@ import numpy as np
 
 from ..core.config import SIGNALS, LoomConfig
 from ..core.errors import LoomError
+from ..core.modes import message_weights
 from .baselines import WINDOW_LINES, _Workspace, run_baseline  # noqa: F401 - importable from here, as before
 from .cases import Case, load_cases, parse_case  # noqa: F401
 from .metrics import Comparison, Gold, Loaded, Metrics, _overlaps, char_span_lines, grade, paired_bootstrap  # noqa: F401
@@ -81,13 +82,16 @@ ABLATION_PREFIX = "loom-no-"
 
 def ablations(config: LoomConfig | None = None) -> tuple[str, ...]:
     """One ablation strategy per signal with a weight above 0 in ``config`` (the defaults
-    when None): ``loom-no-semantic``, ``loom-no-terms``, …
+    when None), density too when questions weigh it (``question_density``):
+    ``loom-no-semantic``, ``loom-no-terms``, …
 
     >>> ablations()[:2]
     ('loom-no-semantic', 'loom-no-staleness')
     """
-    weights = (config or LoomConfig()).weights
-    return tuple(ABLATION_PREFIX + name for name in SIGNALS if getattr(weights, name) > 0)
+    config = config or LoomConfig()
+    weights = config.weights
+    return tuple(ABLATION_PREFIX + name for name in SIGNALS
+                 if getattr(weights, name) > 0 or (name == "density" and config.question_density > 0))
 
 
 def _forced_mode(strategy: str) -> str | None:
@@ -448,9 +452,10 @@ def run_engine(loom, case: Case, strategy: str, budget: int):
     from ..core.query import Query
 
     off = _ablated_signal(strategy)
-    weights = loom.graph.config.weights.without(off) if off else None
     mode = _forced_mode(strategy)
     query = Query(case.query, [{"role": r, "content": c} for r, c in case.history])
+    config = loom.graph.config  # an ablation removes one signal from the weights this message gets
+    weights = message_weights(config.weights, query.message, config, follow_up=query.follows_up).without(off) if off else None
     if hasattr(loom.embedder, "forget"):  # every strategy pays for its own query vector, or none
         loom.embedder.forget([query.vector_text()])
     if not case.history:

@@ -40,6 +40,7 @@ DEFAULT_SPACE: dict[str, tuple] = {
     "weights.size": (0.0, 0.05, 0.1, 0.2),
     "weights.provenance": (0.0, 0.15, 0.3, 0.6),
     "weights.density": (0.0, 0.1, 0.2),
+    "question_density": (0.0, 0.1, 0.2, 0.3),
     "weights.terms": (0.25, 0.5, 1.0, 2.0),
     "weights.path_mention": (0.0, 0.15, 0.3, 0.6),
     "weights.file": (0.0, 0.15, 0.3, 0.6),
@@ -68,7 +69,8 @@ and their item limits and token caps (seed 002's, scaled: 3 / 1,500 and 8 / 4,00
 holds the seed value (:data:`~loom_nb.core.config.SEED_VALUES`). The semantic weight
 never goes to 0: mined cases are code with identifiers to match, but notes and chat turns
 have none, and there the vectors are the only signal. ``named_code_semantic`` lowers it only
-for messages that name code (seed value 1: no difference)."""
+for messages that name code (seed value 1: no difference); ``question_density`` raises the
+density weight for a question on its own (seed value 0: no difference)."""
 
 _RERANK = ("relevance_floor", "hop_decay", "size_reference_tokens", "concept_relevance", "lexical_anchor",
            "lead_line_weight", "previous_mention_share")
@@ -111,6 +113,7 @@ class Prepared:
     complexity: float = 0.0
     retrieval: str = ""
     """What ranks: the message and, for a follow-up, the previous exchange."""
+    follows_up: bool = False
     _rankings: dict = field(default_factory=dict)
 
     def ranking(self, config: LoomConfig, mode: Mode | None = None):
@@ -124,7 +127,8 @@ class Prepared:
             base = rank(self.loom.graph, vector, query=self.retrieval or self.case.query, config=config,
                         lexical=mode is None or mode.lexical)
             self._rankings[key] = base
-        weights = message_weights(config.weights, self.case.query, config)  # as Loom.query weighs this message
+        weights = message_weights(config.weights, self.case.query, config,  # as Loom.query weighs this message
+                                  follow_up=self.follows_up)
         return base.reweighted(config, mode.weights(weights) if mode is not None else weights)
 
     def run(self, config: LoomConfig, budget: int):
@@ -145,7 +149,8 @@ def prepare(cases: Sequence[Case], bench: Workbench) -> list[Prepared]:
         retrieval = query.retrieval_text()
         out.append(Prepared(case, loom, loom.embedder.embed([query.vector_text()])[0],
                             Gold(frozenset(case.gold_files), frozenset(), dict(case.gold_ranges), {}),
-                            complexity=loom.classify(case.query).complexity, retrieval=retrieval))
+                            complexity=loom.classify(case.query).complexity, retrieval=retrieval,
+                            follows_up=query.follows_up))
     return out
 
 
