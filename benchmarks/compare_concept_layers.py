@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> dict:
         cases, _ = run.load_cases(path)
         rows = out.setdefault(path.stem, {})
         prepared = prepare(cases, today)
-        rows["default (topics; density 0, a question 0.2)"] = _recall(prepared, LoomConfig())
+        rows[f"default (topics; density 0, a question {LoomConfig().question_density})"] = _recall(prepared, LoomConfig())
         rows["topics, density 0.1"] = _recall(prepared, density)
         rank.density_signal = _structural_density
         try:

@@ -33,11 +33,11 @@ def test_items_are_the_loaded_rows_with_where_why_terms_and_snippet(indexed):
     assert rotate.path == "app/tokens.py" and rotate.lines == (14, 16)
     assert {"rotate", "refresh", "token"} <= set(rotate.terms) <= set(pack.terms)
     assert any(reason.startswith("names ") and "`rotate` in its symbol" in reason for reason in rotate.reasons)
-    # a question on its own weighs its neighbourhood (question_density): that reason comes before the path's
-    assert "linked to several relevant topics or code units" in rotate.reasons
-    loom.graph.config = loom.graph.config.with_(question_density=0.0)
-    alone = next(i for i in loom.query(QUESTION, budget=1500).pack().items if i.node_id == rotate.node_id)
-    assert "the question names its file" in alone.reasons and "linked to several relevant topics or code units" not in alone.reasons
+    assert "the question names its file" in rotate.reasons
+    # reasons follow contributions: a question weighing its neighbourhood more (question_density) says so first
+    loom.graph.config = loom.graph.config.with_(question_density=0.5)
+    dense = next(i for i in loom.query(QUESTION, budget=1500).pack().items if i.node_id == rotate.node_id)
+    assert "linked to several relevant topics or code units" in dense.reasons
     source = (ws / "app/tokens.py").read_text().split("\n")
     for line in rotate.snippet.split("\n"):  # numbered with the file's own lines
         number, text = line.split(": ", 1)

@@ -98,6 +98,26 @@ def test_the_tuner_starts_at_what_a_plain_query_returns_and_marks_what_a_move_ch
     assert "Δ score" in tuner.top.value and "#fff3c4" in tuner.top.value
 
 
+def test_for_a_question_the_density_slider_is_the_weight_that_question_gets(loom):
+    question = "how is the refresh token rotated?"
+    tuner = loom.tune(question, budget=400)
+    plain = loom.query(question, budget=400)
+    density = LoomConfig().question_density
+    assert tuner.sliders["density"].value == density == plain.ranking.weights.density > 0
+    assert tuner.result.ranking.weights == plain.ranking.weights
+    tuner.sliders["density"].value = 0.0  # off for this message: no row's score reads density now
+    assert tuner.result.ranking.weights.density == 0 and not tuner.result.ranking.contributions[:, SIGNALS.index("density")].any()
+    kept = tuner.config()
+    assert kept.question_density == 0.0 and kept.weights.density == 0.0
+    tuner.sliders["density"].value = 0.5
+    assert tuner.config().question_density == 0.5 and tuner.config().weights.density == loom.graph.config.weights.density
+    assert tuner.result.ranking.weights.density == 0.5
+    subject = loom.tune("Rotate the refresh token", budget=400)  # a commit subject: the slider is weights.density
+    assert subject.sliders["density"].value == loom.graph.config.weights.density == 0
+    tuner.reset()
+    assert tuner.sliders["density"].value == density
+
+
 def test_reset_goes_back_to_the_session_settings_in_one_rerank(loom, monkeypatch):
     tuner = loom.tune("refresh token", budget=400)
     start = [r.node_id for r in tuner.result.rows(3)]

@@ -140,8 +140,11 @@ cells = [
         "every file that defines it.\n"
         "Below, `pay` calls `total`, which two files define: the edge goes to the one `checkout.py` imports.\n\n"
         "The graph views and a chat's workspace summary read these edges. Ranking reads them through the\n"
-        "`hop` and `density` weights, which are 0 by default: on the labelled sets they cost more than they\n"
-        "earned (benchmarks/README.md, 'The concept layer')."
+        "`density` signal (relevant topics and relevant code neighbours), and only for a question on its own:\n"
+        "one line that asks, with no previous exchange, weighs density `question_density` (0.1), because its\n"
+        "answer is often a neighbourhood of code. A commit subject, an issue or a follow-up keeps the\n"
+        "`density` weight, 0: on the labelled sets it cost more than it earned there (benchmarks/README.md,\n"
+        "'The concept layer'). The cell after the next shows both weights."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
@@ -159,6 +162,12 @@ cells = [
         "neighbours = [small.node(nb).title for nb, kind in small.graph.structure_of(pay.id)]\n"
         "print(neighbours)\n"
         "assert neighbours == ['calls/cart.py:1-2 total']"
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "asked = small.query('how is the total of a payment computed?', budget=300)\n"
+        "subject = small.query('Round each line of the invoice total', budget=300)\n"
+        "print('a question:', asked.ranking.weights.density, '· a commit subject:', subject.ranking.weights.density)"
     ),
     new_markdown_cell("On this package, `structure_of` lists a node's code neighbours:"),
     new_code_cell(

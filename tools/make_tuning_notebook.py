@@ -64,7 +64,9 @@ cells = [
         "after each move, rows that moved are highlighted, with a rank arrow and their score change. The full\n"
         "decision table and the threshold preview are folded below. At first the panel shows exactly what\n"
         "`loom.query(query, budget=...)` returns; a move re-ranks with a copy of the session's config, so the\n"
-        "session's own settings do not change. Here we move the sliders from code, as a reader would with the mouse."
+        "session's own settings do not change. The query below is a question on its own, so its density slider\n"
+        "starts at `question_density` (0.1), the weight such a question gets; for a commit subject or an issue it\n"
+        "is the `density` weight (0). Here we move the sliders from code, as a reader would with the mouse."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"

@@ -213,7 +213,7 @@ class LoomConfig:
     matched exactly is better evidence than the embedding's sense of the topic, and on code
     nearly every unit is near the query in embedding space. 1: the same weight for every
     message."""
-    question_density: float = 0.2
+    question_density: float = 0.1
     """The density weight for a question on its own (:func:`~loom_nb.core.classify.asks_question`:
     one line, no previous exchange), when ``weights.density`` is lower. A question ("How does
     the ranking engine score content?") is often answered by a neighbourhood of code: units
@@ -222,10 +222,12 @@ class LoomConfig:
     mined set, so ``weights.density`` stays 0; a follow-up ranks with the answer it asks past
     (``previous_mention_share``), and density at 0.1 cost the follow-ups 0.014 at 4k, so it
     keeps ``weights.density`` too. On the self set (35 of its 36 messages are such questions),
-    line recall at 4k / 8k / 16k: 0.718 / 0.827 / 0.912 at 0, 0.743 / 0.837 / 0.930 at 0.1,
-    0.749 / 0.844 / 0.930 at 0.2, 0.757 / 0.860 / 0.929 at 0.3; the smallest value of the
-    plateau is kept. No commit or issue of the mined sets is a question on its own, so none
-    moves; the notes do not move (benchmarks/README.md, "Density for a question on its own")."""
+    line recall at 1k / 2k / 4k / 8k / 16k: 0.405 / 0.606 / 0.718 / 0.826 / 0.917 at 0,
+    0.454 / 0.605 / 0.722 / 0.841 / 0.937 at 0.1, 0.407 / 0.561 / 0.744 / 0.844 / 0.930 at
+    0.2: at 0.2 and above density favours the units with the most relevant neighbours (a
+    module, a caller) over the one that does the work, which costs small budgets. No commit
+    or issue of the mined sets is a question on its own, so none moves; nor do the follow-ups
+    or the notes (benchmarks/README.md, "Density for a question on its own")."""
     concept_relevance: float = 0.3
     """A concept counts toward link density when its cosine to the query reaches this."""
     hop_decay: float = 0.5

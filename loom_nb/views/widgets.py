@@ -15,6 +15,7 @@ from ..core.display import Displayable
 
 from dataclasses import fields, replace
 
+from ..core.classify import asks_question
 from ..core.config import SIGNALS
 
 
@@ -119,14 +120,17 @@ class WeightTuner:
 
     def _build(self, widgets) -> None:
         config = self.loom.graph.config
+        self._question = asks_question(self.query_text)
         wide = widgets.Layout(width="auto")
         slider = {"description_width": "96px"}
         setting = {"description_width": "118px"}
         self.sliders = {
-            name: widgets.FloatSlider(value=getattr(config.weights, name), min=0.0, max=1.0, step=0.05, description=name,
+            name: widgets.FloatSlider(value=self._start_weight(name), min=0.0, max=1.0, step=0.05, description=name,
                                       continuous_update=False, style=slider, layout=wide)
             for name in SIGNALS
         }
+        if self._question:
+            self.sliders["density"].tooltip = "a question on its own weighs density question_density; this slider sets it"
         self.floor = widgets.FloatSlider(value=config.relevance_floor, min=0.0, max=0.8, step=0.02, description="relevance floor",
                                          continuous_update=False, style=setting, layout=wide)
         self.threshold = widgets.FloatSlider(value=self.loom.graph.concept_threshold, min=0.3, max=1.0, step=0.01,
@@ -166,13 +170,27 @@ class WeightTuner:
             self.code, self.top, self.details,
         ], layout=widgets.Layout(max_width="1100px"))
 
+    def _start_weight(self, name: str) -> float:
+        """A slider's value at the start: the session's weight, and for density the one this
+        message gets (a question on its own weighs ``question_density`` when that is higher)."""
+        config = self.loom.graph.config
+        weight = getattr(config.weights, name)
+        return max(weight, config.question_density) if name == "density" and self._question else weight
+
     def weights(self):
+        """The weights this message ranks with: the sliders' values."""
         return replace(self.loom.graph.config.weights, **{n: s.value for n, s in self.sliders.items()})
 
     def config(self):
         """The session's config with the sliders' weights and relevance floor: what to keep
-        (``loom.graph.config = tuner.config()``) when the table looks right."""
-        return replace(self.loom.graph.config, weights=self.weights(), relevance_floor=self.floor.value)
+        (``loom.graph.config = tuner.config()``) when the table looks right. For a question
+        on its own the density slider is ``question_density``: the weight that message gets,
+        leaving ``weights.density`` (commits, issues, follow-ups) at most as high."""
+        weights, extra = self.weights(), {}
+        if self._question:
+            extra["question_density"] = weights.density
+            weights = replace(weights, density=min(weights.density, self.loom.graph.config.weights.density))
+        return replace(self.loom.graph.config, weights=weights, relevance_floor=self.floor.value, **extra)
 
     def config_code(self) -> str:
         """:meth:`config` as Python: ``LoomConfig(...)`` naming every field that differs from
@@ -197,7 +215,7 @@ class WeightTuner:
         self._quiet = True
         try:
             for name, control in self.sliders.items():
-                control.value = getattr(config.weights, name)
+                control.value = self._start_weight(name)
             self.floor.value = config.relevance_floor
             self.mode.value = self._start["mode"]
             self.budget.value = self._start["budget"]
