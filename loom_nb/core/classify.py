@@ -494,18 +494,21 @@ def names_code(text: str) -> bool:
 
 _INTERROGATIVES = frozenset(
     "how what where why which who whom whose when does do did is are was were can could should would will "
-    "has have what's where's how's who's".split()
+    "has have what's where's how's who's explain describe summarize summarise".split()
 )
+"""Words a question opens with, and the verbs of a request for an explanation ("Explain input
+classification", one of seed 000's example queries). None opens a commit subject or an issue
+title of the mined sets."""
 
 
 def asks_question(text: str) -> bool:
     """Whether a message is a question on its own: one line that ends with ``?`` or opens with
-    an interrogative word. A commit subject or an issue title describes a change ("Do not
+    an interrogative word or asks for an explanation ("Explain ...", "Describe ..."). A commit subject or an issue title describes a change ("Do not
     set ...", "Fix ..."), and an issue whose title asks ("Where oo belongs?") reports a fault
     below it; a question on its own asks how something works, and its answer is often a
     neighbourhood of code rather than one place (``LoomConfig.question_density``).
 
-    >>> asks_question("How does the ranking engine score content?"), asks_question("where is it called")
+    >>> asks_question("How does the ranking engine score content?"), asks_question("Explain input classification")
     (True, True)
     >>> asks_question("Do not set WriteTimeout"), asks_question("Turn on _repr_html_ by default?"), asks_question("")
     (False, True, False)
