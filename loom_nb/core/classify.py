@@ -502,11 +502,12 @@ title of the mined sets."""
 
 
 def asks_question(text: str) -> bool:
-    """Whether a message is a question on its own: one line that ends with ``?`` or opens with
-    an interrogative word or asks for an explanation ("Explain ...", "Describe ..."). A commit subject or an issue title describes a change ("Do not
-    set ...", "Fix ..."), and an issue whose title asks ("Where oo belongs?") reports a fault
-    below it; a question on its own asks how something works, and its answer is often a
-    neighbourhood of code rather than one place (``LoomConfig.question_density``).
+    """Whether a message is a question on its own: one line that ends with ``?``, opens with an
+    interrogative word, or asks for an explanation ("Explain ...", "Describe ..."). A commit
+    subject or an issue title describes a change ("Do not set ...", "Fix ..."), and an issue
+    whose title asks ("Where oo belongs?") reports a fault below it; a question on its own
+    asks how something works, and its answer is often a neighbourhood of code rather than
+    one place (``LoomConfig.question_density``).
 
     >>> asks_question("How does the ranking engine score content?"), asks_question("Explain input classification")
     (True, True)

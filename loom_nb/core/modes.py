@@ -124,8 +124,8 @@ def message_weights(base: Weights, message: str, config: LoomConfig, *, follow_u
     ``config.named_code_semantic`` when the message names code
     (:func:`~loom_nb.core.classify.names_code`), and the density weight raised to
     ``config.question_density`` when it asks a question and is not a ``follow_up``
-    (:func:`~loom_nb.core.classify.asks_question`). The message alone decides, never a
-    chat's history.
+    (:func:`~loom_nb.core.classify.asks_question`). The message's own words decide, never
+    the words of a chat's history.
 
     >>> c = LoomConfig(named_code_semantic=0.5)
     >>> message_weights(c.weights, "what calls save_graph?", c).semantic == c.weights.semantic / 2
