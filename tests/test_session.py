@@ -483,3 +483,16 @@ def test_the_classifier_grades_the_message_not_the_previous_exchange():
     assert turn.result.classification == loom.classify("and why twice?")
     assert turn.result.request.previous_exchange[1] == "It is the rotation."
     assert "previous question" in turn.result.ranking.query  # ranking reads the exchange, the classifier does not
+
+
+def test_a_chat_weighs_density_for_its_first_question_and_not_for_a_follow_up():
+    from loom_nb import LoomConfig
+
+    loom = make_loom()
+    with OllamaStandIn(answers=["It is the rotation.", "The retry."]) as server:
+        session = session_for(server, loom)
+        first = session.send("Why does token refresh fail with invalid_grant?")
+        follow_up = session.send("and why does the gateway retry twice?")
+    assert not first.result.request.follows_up and follow_up.result.request.follows_up
+    assert first.result.ranking.weights.density == LoomConfig().question_density > 0
+    assert follow_up.result.ranking.weights.density == LoomConfig().weights.density == 0
