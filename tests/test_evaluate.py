@@ -22,6 +22,7 @@ from loom_nb.evaluation.run import (
     grade,
     load_cases,
 )
+from loom_nb.core.config import LoomConfig
 from loom_nb.core.tokens import count_tokens
 
 # -- grading, by hand --------------------------------------------------------------------------
@@ -341,6 +342,26 @@ def test_follow_up_cases_run_through_the_turn_planner(tmp_path):
     assert followed.result("fu", "loom").metrics.line_recall == 1.0  # the history names what the message does not
     assert alone.result("alone", "loom").metrics.line_recall < 1.0
 
+
+
+def test_an_ablation_removes_one_signal_from_the_weights_the_message_gets(tmp_path):
+    """A question on its own ranks with question_density, a message naming code with its semantic
+    weight scaled; an ablation takes one signal from those weights, once, for a chat turn too."""
+    from loom_nb import Loom
+    from loom_nb.evaluation.run import run_engine
+
+    loom = Loom(embedder=HashingEmbedder(), config=LoomConfig(named_code_semantic=0.5))
+    loom.index(_workspace(tmp_path), progress=False, wait=True)
+    config = loom.graph.config
+    question = Case("q", "how is the refresh token exchanged?", workspace=tmp_path / "ws", gold_files=("pkg/auth.py",))
+    no_terms = run_engine(loom, question, "loom-no-terms", 300).ranking.weights
+    assert no_terms.terms == 0 and no_terms.density == config.question_density
+    assert run_engine(loom, question, "loom-no-density", 300).ranking.weights.density == 0
+    turn = Case("t", "and who calls refresh_token?", workspace=tmp_path / "ws", gold_files=("pkg/auth.py",),
+                history=(("user", "How is the OAuth refresh token exchanged?"), ("assistant", "It is posted.")))
+    weights = run_engine(loom, turn, "loom-no-terms", 300).ranking.weights
+    assert weights.terms == 0 and weights.semantic == pytest.approx(config.weights.semantic * 0.5)  # scaled once
+    assert loom.graph.config == config  # the session's config is put back
 
 # -- telling two rows apart: the paired bootstrap ---------------------------------------------
 

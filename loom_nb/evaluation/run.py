@@ -454,21 +454,20 @@ def run_engine(loom, case: Case, strategy: str, budget: int):
     off = _ablated_signal(strategy)
     mode = _forced_mode(strategy)
     query = Query(case.query, [{"role": r, "content": c} for r, c in case.history])
-    config = loom.graph.config  # an ablation removes one signal from the weights this message gets
-    weights = message_weights(config.weights, query.message, config, follow_up=query.follows_up).without(off) if off else None
+    saved = loom.graph.config
     if hasattr(loom.embedder, "forget"):  # every strategy pays for its own query vector, or none
         loom.embedder.forget([query.vector_text()])
-    if not case.history:
+    if not case.history:  # an ablation removes one signal from the weights this message gets
+        weights = message_weights(saved.weights, query.message, saved).without(off) if off else None
         return loom.query(query, budget=budget, mode=mode, weights=weights)
-    if weights is not None:  # an ablation of a chat turn: the planner ranks with the config's weights
-        saved = loom.graph.config
-        loom.graph.config = saved.with_(weights=weights)
+    if off:  # a chat turn's planner weighs its message from the config, as a Session does: ablate there
+        loom.graph.config = saved.with_(weights=saved.weights.without(off),
+                                        **({"question_density": 0.0} if off == "density" else {}))
     try:
         history = [Message.of(role, content, turn=k // 2 + 1) for k, (role, content) in enumerate(case.history)]
         return plan_turn(loom, query, budget=budget, history=history, mode=mode).result
     finally:
-        if weights is not None:
-            loom.graph.config = saved
+        loom.graph.config = saved
 
 
 def relevance_quality(loom, ranking, gold: Gold) -> tuple[float | None, float | None]:
