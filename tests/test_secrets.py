@@ -109,6 +109,34 @@ def test_no_secret_reaches_an_exported_report_or_a_view(indexed, tmp_path):
     assert leaked(views) == []
 
 
+def test_nothing_derived_from_a_file_holds_a_secret(indexed):
+    """Titles, concepts (names, descriptions, views) and the lexical index are made from the
+    masked text, so a credential is not in graph.json, a concept view or a term the index holds."""
+    loom, _, _ = indexed
+    loom.save()
+    on_disk = "".join(p.read_text(errors="replace") for p in loom.folder.rglob("*.json"))
+    concepts = "".join(str(loom.view(c.id)) + loom.view(c.id)._repr_html_() for c in loom.graph.concept_nodes())
+    terms = " ".join(loom.graph.lexical.vocabulary)
+    assert leaked(on_disk) == [] and leaked(concepts) == [] and leaked(terms.upper()) == [] and "[aws-access-key]" not in terms
+
+
+def test_pasted_text_is_stored_masked_and_served_after_a_reopen(tmp_path):
+    """A question pasted with a log that holds a token: the session stores the masked text
+    under the masked text's hash, so the log is served (masked) after a save and a reopen."""
+    folder = tmp_path / "pasted"
+    loom = Loom(folder, embedder=HashingEmbedder())
+    (node,) = loom.add(f"deploy log: the billing worker failed to authenticate\nAWS_ACCESS_KEY_ID={AWS}\n"
+                    f'DATABASE_PASSWORD = "{DB_PASSWORD}"\n').nodes
+    assert leaked(node.title) == [] and leaked(loom.graph.text(node.id)) == []
+    loom.save()
+    stored = "".join(p.read_text() for p in (folder / "content").iterdir())
+    assert "billing worker" in stored and leaked(stored) == []
+    again = Loom.open(folder, embedder=HashingEmbedder())
+    result = again.query("why did the billing worker fail to authenticate?", budget=1000)
+    assert node.id in result.loaded and leaked(result.prompt) == []
+    assert "2 secrets masked" in result.manifest
+
+
 def test_index_report_secrets_lists_path_and_line_never_the_value(indexed, tmp_path, capsys):
     _, ws, _ = indexed
     assert main(["index", str(tmp_path / "cli-session"), str(ws), "--report-secrets", "--embedder", "hashing"]) == 0

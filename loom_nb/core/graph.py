@@ -210,7 +210,7 @@ _STOP = STOPWORDS | frozenset(
 )
 """Words that never name a concept: the lexical index's English stopwords, and words every
 piece of code or data is full of."""
-_TERM = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+_TERM = re.compile(r"[^\W\d_]\w{2,}")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -227,6 +227,11 @@ def extractive_name(text: str, max_terms: int = 3, max_description: int = 160) -
     --------
     >>> extractive_name("OAuth tokens expire. The OAuth refresh flow renews tokens.")
     ('oauth tokens expire', 'OAuth tokens expire.')
+
+    Words are letters of any script, so accented and non-Latin words stay whole:
+
+    >>> extractive_name("Le café torréfie ses grains. Le café ouvre tôt.")[0]
+    'café torréfie ses'
     """
     words = [w.lower() for w in _TERM.findall(text)]
     counts = Counter(w for w in words if w not in _STOP)
@@ -445,8 +450,9 @@ class LoomGraph:
         return masked
 
     def masked(self, node_id: str) -> int:
-        """How many credentials the last :meth:`text` of ``node_id`` masked."""
-        return self._masked.get(node_id, 0)
+        """How many credentials the last :meth:`text` of ``node_id`` masked (for pasted text,
+        masked as it was added and stored masked, how many were masked then)."""
+        return self._masked.get(node_id) or int(self.node(node_id).meta.get("secrets_masked", 0))
 
     def _raw_text(self, node_id: str) -> str:
         node = self.node(node_id)
@@ -612,7 +618,11 @@ class LoomGraph:
 
         graph = self._graph()  # a lazily loaded graph is built before it changes
         vector = self._check_vector(vector)
-        text = clean_text(text)
+        # credentials are masked before anything is derived from the text: its title, its
+        # lexical terms, the concept it founds and (pasted text) what the session stores
+        text, found = mask_secrets(clean_text(text))
+        if found and reference is None:
+            meta = {**(meta or {}), "secrets_masked": len(found)}
         if summary_of is not None:
             source = self.node(summary_of)
             if source.kind != "content":
@@ -627,7 +637,7 @@ class LoomGraph:
             id=node_id or self._new_id("content"),
             type=type,
             tokens=count_tokens(text) if tokens is None else int(tokens),
-            title=clean_text(title or _title(text)),
+            title=mask_secrets(clean_text(title))[0] if title else _title(text),
             sha256=sha256_text(text),
             provenance=Provenance(*(clean_text(str(v)) for v in (provenance.source, provenance.reason, provenance.direction))),
             last_access_turn=self.turn,
@@ -641,7 +651,7 @@ class LoomGraph:
         graph.add_node(node.id, kind="content", data=node)
         row = self.content_vectors.add(node.id, vector, (node.tokens, node.last_access_turn, _TYPE_CODE[node.type]))
         self._paths.append(node.reference.file if node.reference is not None else node.meta.get("path"))
-        self.lexical.add(row, fields if fields is not None else {"content": text})
+        self.lexical.add(row, {k: mask_secrets(v)[0] for k, v in fields.items()} if fields is not None else {"content": text})
         if reference is None:
             self._texts[node.id] = text
         if chunk_vectors is not None and len(node.chunks):
