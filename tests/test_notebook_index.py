@@ -126,6 +126,24 @@ def test_cells_without_ids_are_found_by_position():
     assert cells[1].language == "python" and cells[0].language == "markdown"
 
 
+def test_a_4_5_notebook_written_without_ids_keeps_its_cells_fresh(tmp_path, recwarn):
+    """Some tools write nbformat 4.5 with no cell ids; nbformat then invents random ones on each
+    read. The cells are keyed by position instead, so they are served, and nothing warns."""
+    raw = json.loads(nbformat.writes(analysis_notebook()))
+    for cell in raw["cells"]:
+        del cell["id"]
+    assert raw["nbformat_minor"] >= 5
+    assert [c.key for c in notebook_cells(json.dumps(raw))] == ["#0", "#1", "#2", "#3"]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "churn.ipynb").write_text(json.dumps(raw))
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, progress=False, wait=True)
+    (node,) = [n for n in nodes_of(loom, "#1")]
+    assert "import pandas as pd" in loom.graph.text(node.id)
+    assert not [w for w in recwarn if "MissingIDField" in type(w.message).__name__]
+
+
 def test_a_file_named_ipynb_that_is_not_a_notebook_is_cut_as_text():
     with pytest.raises(NotebookError, match="not notebook JSON"):
         notebook_cells("{ not json", "broken.ipynb")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +46,8 @@ class Cell:
     """One cell as indexing and loading see it."""
 
     key: str
-    """The cell's id, or ``#index`` when the notebook has no cell ids (nbformat < 4.5)."""
+    """The cell's id as written in the file, or ``#index`` when it has none (nbformat < 4.5, or a
+    4.5 notebook some tool wrote without them)."""
     number: int
     """Position in the notebook, from 1 (what a person calls "cell 3")."""
     kind: str
@@ -102,20 +104,42 @@ def notebook_cells(text: str, where: str = "notebook") -> list[Cell]:
     import nbformat
 
     try:
-        nb = nbformat.reads(text, as_version=4)
+        with warnings.catch_warnings():  # nbformat warns of (and invents) ids a 4.5 notebook lacks
+            warnings.simplefilter("ignore")
+            nb = nbformat.reads(text, as_version=4)
     except (json.JSONDecodeError, nbformat.reader.NotJSONError) as exc:
         raise NotebookError(f"{where} is not notebook JSON ({str(exc).splitlines()[0][:200]})") from None
     except Exception as exc:  # nbformat raises several types for a foreign or damaged document
         raise NotebookError(f"{where} is not a notebook nbformat can read ({type(exc).__name__}: {str(exc)[:200]})") from None
     meta = nb.get("metadata") or {}
     language = str((meta.get("kernelspec") or {}).get("language") or (meta.get("language_info") or {}).get("name") or "python").lower()
+    ids = _written_ids(text)
     cells = []
     for index, cell in enumerate(nb.get("cells") or ()):
         kind = str(cell.get("cell_type", "raw"))
-        cells.append(Cell(key=str(cell.get("id") or f"#{index}"), number=index + 1, kind=kind,
+        written = ids[index] if ids is not None and index < len(ids) else None
+        cells.append(Cell(key=str(written or f"#{index}"), number=index + 1, kind=kind,
                           language=language if kind == "code" else "markdown" if kind == "markdown" else "text",
                           text=cell_text(cell)))
     return cells
+
+
+def _written_ids(text: str) -> list[str | None] | None:
+    """The id each cell has in the file itself (None where it has none), or None for a
+    notebook not in format 4. nbformat gives a 4.5 notebook without ids new random ones on
+    every read, and a key that changes on every read would make every cell stale.
+
+    >>> _written_ids('{"nbformat": 4, "nbformat_minor": 5, "cells": [{"id": "a1"}, {}]}')
+    ['a1', None]
+    """
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    cells = doc.get("cells") if isinstance(doc, dict) and doc.get("nbformat") == 4 else None
+    if not isinstance(cells, list):
+        return None
+    return [str(c["id"]) if isinstance(c, dict) and isinstance(c.get("id"), str) and c["id"] else None for c in cells]
 
 
 _NOTEBOOKS: BoundedLRU[str, tuple[tuple, list[Cell]]] = BoundedLRU(_CACHE_SIZE)

@@ -38,7 +38,7 @@ from .walk import WalkLimits, read_text, walk_workspace
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
-UNITS_VERSION = 8
+UNITS_VERSION = 9
 """How files are cut into units and analysed into terms. A session indexed with another
 version is re-cut in full on its next refresh (2: Go methods are units of their own;
 comments above a symbol belong to it; 3: identifiers such as ``__version__`` are terms;
@@ -46,7 +46,9 @@ comments above a symbol belong to it; 3: identifiers such as ``__version__`` are
 percent scripts are cut cell by cell; 6: C, C++, C#, Ruby, Kotlin, Swift, Bash, Lua, Scala and SQL
 are outlined, and JSON, YAML, TOML and INI files are cut by top-level key; 7: Go's module-level
 units are named by the constants and variables they declare, which they define; 8: a ``.h``
-header that uses C++ is outlined as C++, and a YAML list at its key's column stays that key's)."""
+header that uses C++ is outlined as C++, and a YAML list at its key's column stays that key's;
+9: titles and lexical terms are made from the text with its credentials masked, and a 4.5
+notebook written without cell ids keys its cells by position)."""
 
 
 @dataclass
