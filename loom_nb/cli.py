@@ -159,6 +159,7 @@ def cmd_demo(args) -> int:
 def cmd_eval(args) -> int:
     from .evaluation.run import STRATEGIES, ablations, evaluate, load_cases
 
+    _check_output(args.json)
     cases, errors = load_cases(Path(args.cases))
     for message in errors:
         print(f"loom-nb: warning: {message}", file=sys.stderr)
@@ -172,7 +173,21 @@ def cmd_eval(args) -> int:
     print(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if not any(r.metrics is not None for r in report.results):
+        print("loom-nb: error: no case could be run (the reasons are above)", file=sys.stderr)
+        return 1
     return 0
+
+
+def _check_output(path) -> None:
+    """Refuse an output file that cannot be written before a long run, not after it."""
+    if path is None:
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise LoomError(f"--json {path} is a folder; give a file name, such as {path / 'report.json'}")
+    if not path.parent.is_dir():
+        raise LoomError(f"--json {path}: the folder {path.parent} does not exist")
 
 
 def cmd_mine(args) -> int:
@@ -214,6 +229,7 @@ def cmd_tune(args) -> int:
     if not cases:
         raise LoomError("no valid cases")
     budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
+    _check_output(args.json)
     bench = Workbench(_embedder(args.embedder), args.cache)
     prepared = prepare(cases, bench)
     bench.save()
@@ -475,6 +491,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except LoomError as exc:
         print(f"loom-nb: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a path the user gave: a folder where a file belongs, a missing parent, no permission
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"loom-nb: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 2
     finally:
         if collecting:  # main() called in a process that goes on (a test, a notebook)

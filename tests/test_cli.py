@@ -81,3 +81,28 @@ def test_errors_are_one_clear_line(tmp_path, capsys):
     assert not (tmp_path / "nowhere").exists()
     with pytest.raises(SystemExit):
         main(["query"])
+
+
+def test_paths_that_cannot_be_used_are_one_clear_line_not_a_traceback(tmp_path, capsys):
+    """A session path that is a file, a report or --json path that is a folder: exit 2 with one
+    line, and --json is checked before a long run, not after it."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("hello")
+    for command in (["add", str(a_file), "hello"], ["index", str(a_file), str(tmp_path)]):
+        code, _, err = run(capsys, *command, "--embedder", "hashing")
+        assert code == 2 and err.strip() == f"loom-nb: error: {a_file} is a file, not a session folder"
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "x", "query": "q", "workspace": str(tmp_path / "gone"), "gold_files": ["a.py"]}) + "\n")
+    code, out, err = run(capsys, "eval", str(cases), "--json", str(tmp_path), "--embedder", "hashing")
+    assert code == 2 and "is a folder" in err and out == ""  # refused before any case ran
+    code, _, err = run(capsys, "add", str(tmp_path / "missing-parent" / "deeper" / "s"), "--file", str(tmp_path / "nope.txt"),
+                       "--embedder", "hashing")
+    assert code == 2 and "Traceback" not in err
+
+
+def test_eval_says_why_cases_failed_and_fails_when_none_ran(tmp_path, capsys):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "x", "query": "q", "workspace": str(tmp_path / "gone"), "gold_files": ["a.py"]}) + "\n")
+    code, out, err = run(capsys, "eval", str(cases), "--strategy", "loom,bm25", "--embedder", "hashing")
+    assert code == 1 and "(1 failed)" in out
+    assert f"failed: x: {tmp_path / 'gone'} is not a folder" in out and "no case could be run" in err

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from loom_nb import HashingEmbedder, Loom, LoomConfig, LoomError, SIGNALS
@@ -292,3 +293,15 @@ def test_the_query_vector_is_made_from_the_prose_of_a_message_that_pastes_code()
     assert row.signals["terms"] > 0  # the code still speaks to the lexical signals
     loom.query("How are headers bound?", budget=500)
     assert embedder.seen[-1] == "How are headers bound?"  # prose only: the message as it is
+
+
+def test_a_budget_that_is_not_a_number_and_a_report_path_that_is_a_folder_are_clear_errors(tmp_path):
+    loom = Loom(embedder=HashingEmbedder())
+    loom.add("Refresh tokens rotate on every use.")
+    for bad in (float("nan"), float("inf"), "800"):
+        with pytest.raises(LoomError, match="budget must be a number of tokens"):
+            loom.query("refresh tokens", budget=bad)
+    assert loom.query("refresh tokens", budget=np.int64(800)).packed.budget.context == 800
+    result = loom.query("refresh tokens", budget=800)
+    with pytest.raises(LoomError, match="is a folder; give the report a file name"):
+        loom.export_report(result, tmp_path)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import atexit
 import gc
 import logging
+import math
+import numbers
 import threading
 import time
 from contextlib import contextmanager
@@ -348,6 +350,8 @@ class Loom(Displayable):
         inner = embedder_named(embedder) if embedder is not None else default_embedder()
         self.embedder = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
         self.folder = Path(folder) if folder is not None else None
+        if self.folder is not None and self.folder.exists() and not self.folder.is_dir():
+            raise LoomError(f"{self.folder} is a file, not a session folder; name a folder (a new one is made)")
         self.graph = graph if graph is not None else LoomGraph(config=config, embedding_model=self.embedder.model_id, namer=namer)
         if config is not None:
             self.graph.config = config
@@ -757,6 +761,8 @@ class Loom(Displayable):
             raise LoomError("the query is empty")
         text = request.message
         for name, value in (("budget", budget), ("window", window)):
+            if value is not None and not (isinstance(value, numbers.Real) and math.isfinite(value)):
+                raise LoomError(f"{name} must be a number of tokens, got {value!r}")
             if value is not None and not (0 <= int(value) <= MAX_TOKENS_ARGUMENT and (name == "budget" or int(value) > 0)):
                 raise LoomError(f"{name} must be {'0' if name == 'budget' else '1'}-{MAX_TOKENS_ARGUMENT:,} tokens, got {value}")
         started = time.perf_counter()

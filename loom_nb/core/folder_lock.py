@@ -20,7 +20,7 @@ from typing import Iterator
 
 from filelock import FileLock, Timeout
 
-from .errors import SessionLockedError
+from .errors import LoomError, SessionLockedError
 
 LOCK_FILE = ".loom.lock"
 DEFAULT_TIMEOUT = 30.0
@@ -62,6 +62,8 @@ def session_lock(folder: str | Path, timeout: float | None = None) -> Iterator[N
         Another process held the lock for longer than ``timeout`` seconds.
     """
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise LoomError(f"{folder} is a file, not a session folder")
     folder.mkdir(parents=True, exist_ok=True)
     lock = _lock_for(folder)
     wait = DEFAULT_TIMEOUT if timeout is None else timeout

@@ -300,6 +300,10 @@ class EvalReport:
             lines.append(" ".join(cells))
             if row["failed"]:
                 lines[-1] += f"  ({row['failed']} failed)"
+        failures = list(dict.fromkeys((r.case_id, r.error) for r in self.results if r.metrics is None))
+        if failures:
+            lines.append("failed: " + "; ".join(f"{case_id}: {error or 'no reason recorded'}" for case_id, error in failures[:5])
+                         + (f"; and {len(failures) - 5} more" if len(failures) > 5 else ""))
         lines.append("prec/recall: loaded items that are gold / gold items loaded; fileP/fileR: the same over files; "
                      "lineR: gold_ranges lines loaded; budget: tokens/budget; of ws: tokens/workspace tokens; "
                      "rel%: share of nodes counted relevant; relP: share of those that are gold")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
+from ..core.errors import LoomError
 from ..core.store import atomic_write_text
 from .html import result_html
 
@@ -63,5 +64,7 @@ def export_report(loom, result, path: str | Path, **options) -> Path:
     Usually called as ``loom.export_report(result, "report.html")``.
     """
     path = Path(path)
+    if path.is_dir():
+        raise LoomError(f"{path} is a folder; give the report a file name, such as {path / 'report.html'}")
     atomic_write_text(path, report_html(loom, result, **options))
     return path
