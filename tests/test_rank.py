@@ -469,3 +469,15 @@ def test_a_call_in_the_lead_line_names_the_file_that_defines_it():
     # a commit's fix(scope): prefix is not a call; a path written out stays the stronger mention
     assert mention("fix(parse_duration): negative values") == [0.0] * 7
     assert mention("dateparse.py: parse_duration() fails")[:2] == [0.7, 0.7]
+
+
+def test_a_damaged_vector_scores_no_meaning_instead_of_nan(caplog):
+    """A vectors file with bytes overwritten can hold NaN: that row scores 0 on meaning (with a
+    warning), so the table never shows "semantic nan" and the row ranks on its other signals."""
+    from loom_nb.core.rank import semantic_signal
+
+    vectors = np.array([[1.0, 0.0], [np.nan, 0.0], [0.6, 0.8]], dtype=np.float32)
+    with caplog.at_level("WARNING", logger="loom_nb.core.rank"):
+        sims = semantic_signal(vectors, np.array([1.0, 0.0]))
+    assert np.isfinite(sims).all() and sims.round(3).tolist() == [1.0, 0.0, 0.6]
+    assert "1 content vector(s) are not finite" in caplog.text

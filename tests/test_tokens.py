@@ -117,3 +117,23 @@ def test_an_unknown_model_warns_and_gets_a_conservative_window():
     with pytest.warns(UnknownModelWarning, match="no window known for model 'my-fine-tune'"):
         found = context_window("my-fine-tune")
     assert found.num_ctx == UNKNOWN_MODEL_CONTEXT and found.source == "default"
+
+
+def test_a_server_that_cannot_be_asked_is_named_in_a_warning_and_the_table_answers(caplog):
+    """The user asked the server (ask_ollama=True or a client): when it does not answer, the
+    window still comes from the table, and a warning says which server failed, not an INFO line."""
+    from types import SimpleNamespace
+
+    from loom_nb.core.tokens import context_window
+
+    class Unreachable:
+        _client = SimpleNamespace(base_url="http://127.0.0.1:9")
+
+        def show(self, model):
+            raise ConnectionError("Failed to connect to Ollama")
+
+    with caplog.at_level("WARNING", logger="loom_nb.core.tokens"):
+        window = context_window("llama3.1:8b", client=Unreachable())
+    assert window.source == "table"
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
+    assert "http://127.0.0.1:9" in caplog.text and "llama3.1:8b" in caplog.text and "from the table" in caplog.text

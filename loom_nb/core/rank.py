@@ -11,6 +11,7 @@ stacks them.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +23,8 @@ from .analysis import _query_terms
 from .lexical import normalise_scores
 from .paths import MAX_FILES_PER_NAME, STEM_SCORE, line_mention_rows, path_mentions, path_roles, tagged_mask, tagged_paths
 from .query import PREVIOUS_MARK, called_names, lead_line
+
+log = logging.getLogger(__name__)
 
 MAX_HOPS = 5
 """Hop distances past this are treated as unreachable (signal 0.5**4 ≈ 0.06 already)."""
@@ -38,7 +41,13 @@ def semantic_signal(content_vectors: np.ndarray, query_vector: np.ndarray) -> np
     """
     if len(content_vectors) == 0:
         return np.zeros(0)
-    return np.clip(content_vectors @ np.asarray(query_vector, dtype=content_vectors.dtype), 0.0, 1.0).astype(float)
+    sims = content_vectors @ np.asarray(query_vector, dtype=content_vectors.dtype)
+    damaged = ~np.isfinite(sims)
+    if damaged.any():  # a damaged vectors file: those rows mean nothing, so they score no meaning
+        log.warning("%d content vector(s) are not finite numbers (a damaged vectors file?): they score 0 on meaning",
+                    int(damaged.sum()))
+        sims = np.where(damaged, 0.0, sims)
+    return np.clip(sims, 0.0, 1.0).astype(float)
 
 
 def concept_hops(indptr: np.ndarray, indices: np.ndarray, anchor: int, max_hops: int = MAX_HOPS) -> np.ndarray:

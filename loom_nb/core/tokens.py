@@ -265,17 +265,20 @@ def context_window(model: str | None, *, client: Any = None) -> ContextWindow:
     """
     if not model:
         raise ValueError("a model name is needed to look up its context window")
-    if client is not None:
+    asked = client is not None
+    if asked:
         try:
             return parse_show(model, client.show(model))
-        except Exception as exc:  # degrade to the table: the budget still works offline
-            log.info("could not ask Ollama about %s (%s); using the table", model, exc)
+        except Exception as exc:  # degrade to the table: the budget still works offline, but say so
+            host = getattr(getattr(client, "_client", None), "base_url", None)
+            log.warning("could not ask the Ollama server%s about %s (%s); the window comes from the table",
+                        f" at {host}" if host else "", model, str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
     maximum = table_context(model)
     if maximum is None:
         remote = remote_context(model)
         if remote is not None:
             return ContextWindow(model, remote[0], remote[0], f"table of hosted models ({remote[1]}, checked {REMOTE_CHECKED})")
-        warnings.warn(f"no window known for model {model!r}: assuming {UNKNOWN_MODEL_CONTEXT:,} tokens; pass window=N, "
-                      "or ask the Ollama server that runs it (ask_ollama=True)", UnknownModelWarning, stacklevel=2)
+        warnings.warn(f"no window known for model {model!r}: assuming {UNKNOWN_MODEL_CONTEXT:,} tokens; pass window=N"
+                      + ("" if asked else ", or ask the Ollama server that runs it (ask_ollama=True)"), UnknownModelWarning, stacklevel=2)
         return ContextWindow(model, UNKNOWN_MODEL_CONTEXT, UNKNOWN_MODEL_CONTEXT, "default")
     return ContextWindow(model, min(ollama_default_num_ctx(), maximum), maximum, "table")
