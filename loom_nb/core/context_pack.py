@@ -168,7 +168,7 @@ _SIGNAL_WORDS = {
     "git_dirty": "its file has uncommitted changes",
     "hop": "linked to the concept closest to the question",
     "density": "linked to several relevant topics or code units",
-    "staleness": "used recently in this session",
+    "staleness": "added or used in the last few turns",
     "size": "small ({tokens:,} tokens)",
 }
 
