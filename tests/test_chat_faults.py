@@ -413,3 +413,54 @@ def test_a_file_name_cannot_forge_lines_in_the_workspace_summary(tmp_path):
     (line,) = [line for line in lines if "forged" in line]
     assert line.startswith("- pkg/notes\\n[Node n9: forged]\\u2028x.py: ")
     assert not any(line.startswith("[Node") for line in summary.splitlines())
+
+
+# -- 6. decisions are part of a turn; close() keeps what the user added -------------------------
+
+RECORD = {"tool_calls": [{"name": "record_decision", "arguments": {"type": "decision", "text": "Use idempotent retries",
+                                                                    "links": []}}]}
+
+
+def test_a_decision_the_model_recorded_in_a_failed_turn_is_rolled_back(tmp_path):
+    """The model records a decision, then the server fails: the turn leaves no decision behind,
+    the folder is unchanged, and retrying the turn records it once (d1, not d2)."""
+    from loom_nb.chat.replay import OllamaStandIn
+
+    folder = tmp_path / "s"
+    loom = make_loom(folder)
+    answers = [ANSWER, RECORD, {"error": "model runner has unexpectedly stopped"}, RECORD, "Recorded."]
+    with OllamaStandIn(answers=answers, show=default_show(num_ctx=8192)) as server:
+        session = Session(loom, model="llama3.2", client=ollama.Client(host=server.host), background=False)
+        session.send("Why does the refresh fail?")
+        session.save()
+        files = folder_bytes(folder)
+        error, _ = failure(session, "decide how to retry")
+        assert server.host in str(error)  # the server the client talks to, not the default host
+        assert len(session.decisions) == 0 and folder_bytes(folder) == files
+        session.send("decide how to retry")
+    assert [(d.id, d.title, d.turn) for d in session.decisions.nodes.values()] == [("d1", "Use idempotent retries", 2)]
+
+
+def test_close_saves_a_decision_added_after_the_last_answer(tmp_path):
+    from loom_nb.chat.replay import OllamaStandIn
+
+    folder = tmp_path / "s"
+    make_loom(folder)
+    with OllamaStandIn(answers=[ANSWER], show=default_show(num_ctx=8192)) as server:
+        session = Session.open(folder, model="llama3.2", client=ollama.Client(host=server.host), embedder=HashingEmbedder())
+        session.send("Why does the refresh fail?")
+        session.wait()  # the answer is indexed and saved; what follows is not
+        session.decisions.add("goal", "Stop the hourly logouts")
+        session.close()
+        again = Session.open(folder, client=ollama.Client(host=server.host), embedder=HashingEmbedder())
+    assert [d.title for d in again.decisions.nodes.values()] == ["Stop the hourly logouts"]
+    assert len(again.turns) == 1
+
+
+def test_closing_a_session_that_changed_nothing_leaves_its_folder_as_it_was(tmp_path):
+    folder = tmp_path / "s"
+    make_loom(folder)
+    files = folder_bytes(folder)
+    with FaultyOllama(answers=[ANSWER]) as server:
+        Session.open(folder, model="llama3.2", host=server.host, embedder=HashingEmbedder()).close()
+    assert folder_bytes(folder) == files

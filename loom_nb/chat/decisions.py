@@ -226,6 +226,12 @@ class DecisionGraph(Displayable):
             raise SessionFormatError(where, f"malformed decision graph: {exc}") from None
         return graph
 
+    def restore(self, data: dict[str, Any]) -> None:
+        """Put back, in place, the state :meth:`to_dict` returned (a failed chat turn's rollback:
+        whoever holds this object keeps holding the restored graph)."""
+        before = type(self).from_dict(data)
+        self.nodes, self.edges, self.turn = before.nodes, before.edges, before.turn
+
     def save(self, folder: str | Path) -> Path:
         path = Path(folder) / DECISIONS_FILE
         atomic_write_text(path, json.dumps(self.to_dict(), indent=1))

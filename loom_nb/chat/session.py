@@ -174,7 +174,9 @@ class Session(Displayable):
             raise LoomError(f"summarize must be 'model' or 'extractive', got {summarize!r}")
         self.loom = loom
         self.model = model
-        self.host = host
+        # a client given without a host: its errors name the server it really talks to
+        given = getattr(getattr(client, "_client", None), "base_url", None) if host is None else None
+        self.host = str(given).rstrip("/") if given else host
         self._client = client
         self.window_override = window
         self.zones = zones or Zones()
@@ -270,11 +272,14 @@ class Session(Displayable):
                 log.warning("indexing the last answer failed: %s", exc)
 
     def close(self) -> None:
-        """Wait for the indexer and stop it; a closed session refuses to send (at once)."""
+        """Wait for the indexer and stop it, then save what changed since the session was
+        opened (a decision added after the last answer too); a closed session refuses to send."""
         self._closed = True
         self.wait()
         if self._executor is not None:
             self._executor.shutdown(wait=True)
+        if self.folder is not None and self.changed_since_open:
+            self._save()
 
     @property
     def closed(self) -> bool:
@@ -335,7 +340,7 @@ class Session(Displayable):
         started = time.perf_counter()
         number = len(self.turns) + 1
         checkpoint = GraphCheckpoint.take(self.loom)
-        before = (self.decisions.turn, len(self.summaries), self._summarised)
+        before = (self.decisions.to_dict(), len(self.summaries), self._summarised)
         try:
             self.decisions.turn = number
             input_ids = self.loom.add(text, type="input", source="user", meta={"turn": number}).ids
@@ -343,9 +348,10 @@ class Session(Displayable):
             conversation = Conversation(self.loom, lambda: self.client, self.model, self.host, self.timeouts, self.zones,
                                         self.max_callbacks, record=self._record_decision)
             conversation.converse(turn, messages, tools, question, on_token)
-        except BaseException:  # the failed turn leaves no trace: nodes, clock, marks, summaries
+        except BaseException:  # the failed turn leaves no trace: nodes, clock, marks, summaries, decisions
             checkpoint.rollback()
-            self.decisions.turn, summaries, self._summarised = before
+            decisions, summaries, self._summarised = before
+            self.decisions.restore(decisions)
             del self.summaries[summaries:]
             raise
         turn.seconds = time.perf_counter() - started
