@@ -105,6 +105,23 @@ def test_an_html_page_is_cut_by_heading_without_scripts_or_navigation(tmp_path):
     assert "alert" not in joined and "color:red" not in joined and "Home | Docs" not in joined and "someone" not in joined
 
 
+def test_every_text_of_a_page_is_kept_whatever_element_holds_it(tmp_path):
+    """Pages put text in divs, spans, sections and code as often as in paragraphs, and use h4-h6:
+    none of it is dropped, each heading level opens a section, comments are not text."""
+    path = tmp_path / "api.html"
+    path.write_text("<html><body><h1>API</h1><div class='c'>The refresh endpoint <b>rotates</b> tokens.</div>"
+                    "<span>Loose span text about expiry.</span><!-- a comment --><h4>Errors</h4><p>invalid_grant means"
+                    " reuse.</p><article><section>Retries are idempotent.</section></article><code>refresh(token)</code>"
+                    "</body></html>", encoding="utf-8")
+    sections = document_sections(path)
+    assert [(s.title, s.text) for s in sections] == [
+        ("api.html § API", "The refresh endpoint rotates tokens.\n\nLoose span text about expiry."),
+        ("api.html § API > Errors", "invalid_grant means reuse.\n\nRetries are idempotent.\n\nrefresh(token)")]
+    deep = tmp_path / "deep.html"
+    deep.write_text("<div>" * 3000 + "deep text" + "</div>" * 3000, encoding="utf-8")
+    assert [s.text for s in document_sections(deep)] == ["deep text"]
+
+
 def test_a_long_section_is_cut_at_paragraphs(tmp_path):
     paragraphs = "".join(f"<p>{'word ' * 150}paragraph {k}.</p>" for k in range(20))
     path = tmp_path / "long.html"

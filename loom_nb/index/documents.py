@@ -29,7 +29,10 @@ MAX_PDF_PAGES = 2000
 SECTION_TOKENS = 1200
 """A section longer than this is cut at paragraph breaks, so no one node swallows a budget."""
 DOCUMENT_SUFFIXES = {".pdf": "pdf", ".html": "html", ".htm": "html"}
-_HEADINGS = ("h1", "h2", "h3")
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_BLOCKS = frozenset("""address article aside blockquote body caption dd details div dl dt fieldset figcaption figure
+    hr li main ol p section summary table tbody td tfoot th thead tr ul""".split())
+"""Elements whose text is a block of its own: a run of text ends where one starts or ends."""
 _DROP = ("script", "style", "noscript", "nav", "footer", "header", "svg", "form", "template")
 
 
@@ -135,25 +138,54 @@ def _pdf_sections(path: Path) -> list[Section]:
 
 
 def _html_sections(path: Path) -> list[Section]:
-    from bs4 import BeautifulSoup
+    """Every text of the page in document order, cut at its headings (h1-h6). A block element
+    (a paragraph, a div, a list item, a cell...) ends a run of text; a ``pre`` keeps its lines.
+    The walk keeps its own stack: a page of unclosed tags nests deeper than Python recurses."""
+    from bs4 import BeautifulSoup, CData, NavigableString
 
     soup = BeautifulSoup(read_text(path), "html.parser")
     for tag in soup(_DROP):
         tag.decompose()
     body = soup.body or soup
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    if soup.title is not None:
+        soup.title.decompose()
     sections: list[tuple[list[str], list[str]]] = [([title] if title else [], [])]
     trail: list[str] = []
-    for element in body.find_all([*_HEADINGS, "p", "li", "pre", "td", "blockquote", "dd", "dt"]):
-        if element.find_parent(["p", "li", "pre", "td", "blockquote", "dd", "dt"]) is not None:
-            continue  # its text is in the enclosing block already
-        text = element.get_text("\n" if element.name == "pre" else " ", strip=element.name != "pre")
-        if element.name in _HEADINGS:
-            level = int(element.name[1])
-            trail = trail[: level - 1] + [text]
-            sections.append((list(trail), []))
-        elif text.strip():
+    words: list[str] = []
+
+    def flush() -> None:
+        text = " ".join(" ".join(words).split())
+        words.clear()
+        if text:
             sections[-1][1].append(text)
+
+    stack = [(iter(body.children), True)]
+    while stack:
+        children, block = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            if block:
+                flush()
+        elif isinstance(child, NavigableString):
+            if type(child) is NavigableString or isinstance(child, CData):  # not a comment or a doctype
+                words.append(str(child))
+        elif child.name in _HEADINGS:
+            flush()
+            text = " ".join(child.get_text(" ").split())
+            if text:
+                trail = trail[: int(child.name[1]) - 1] + [text]
+                sections.append((list(trail), []))
+        elif child.name == "pre":
+            flush()
+            text = child.get_text().strip("\n")
+            if text.strip():
+                sections[-1][1].append(text)
+        else:
+            if child.name in _BLOCKS:
+                flush()
+            stack.append((iter(child.children), child.name in _BLOCKS))
     out = []
     for heading, blocks in sections:
         if not blocks:
