@@ -168,3 +168,18 @@ def test_a_percent_script_is_cut_by_cell_with_the_files_line_numbers():
         ("heading", "Churn", 2, 4), ("window", "import pandas as pd", 5, 6), ("function", "churn_rate", 8, 10)]
     assert units[-1].text == "# %% Rates\ndef churn_rate(frame):\n    return frame.churned.mean()"  # the file's lines
     assert all(u.language == "python" and u.cell == "" for u in units)
+
+
+def test_add_file_and_skeleton_read_a_notebook_by_cell_not_as_json(indexed, tmp_path):
+    """add_file of a .ipynb makes a node per cell (the outputs' gist kept, the image dropped), and
+    skeleton() outlines its cells, as indexing does, instead of showing the notebook's JSON."""
+    loom, ws, _ = indexed
+    pasted = Loom(embedder=HashingEmbedder())
+    added = pasted.add_file(ws / "churn.ipynb")
+    assert [n.title for n in added.nodes] == [f"churn.ipynb[cell {k}]" for k in (1, 2, 3, 4)]
+    texts = [pasted.graph.text(n.id) for n in added.nodes]
+    assert texts[1].endswith("frame.shape\n# Out: (7043, 21)") and "<Figure size 640x480>" in texts[2]
+    assert not [t for t in texts if PNG in t or '"cell_type"' in t]
+    outline = loom.skeleton("churn.ipynb")
+    assert outline.startswith("[cell 1] markdown") and "[cell 2] code" in outline
+    assert '"cell_type"' not in outline and PNG not in outline

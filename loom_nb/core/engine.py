@@ -564,9 +564,10 @@ class Loom(Displayable):
     def add_file(self, path: str | Path, *, type: str = "input", source: str = "file") -> AddResult:  # noqa: A002 - as in add()
         """Add a document as content nodes, one per section (issue 18).
 
-        A PDF is cut by its bookmarks (else by page), an HTML page by its headings, and each
-        section is titled with where it came from (``paper.pdf p. 3-5: Results``,
-        ``guide.html § Install``; :mod:`loom_nb.index.documents`). Any other text file is
+        A PDF is cut by its bookmarks (else by page), an HTML page by its headings, a notebook
+        by cell (its outputs' gist kept, images dropped), and each section is titled with where it
+        came from (``paper.pdf p. 3-5: Results``, ``guide.html § Install``, ``churn.ipynb[cell 2]``;
+        :mod:`loom_nb.index.documents`). Any other text file is
         added as :meth:`add` would add its text. The text is stored in the session: a
         document is not a workspace file that indexing keeps fresh.
         """
@@ -586,7 +587,7 @@ class Loom(Displayable):
             except OSError as exc:
                 raise LoomError(f"{path}: cannot be read ({exc.strerror or exc})") from None
             if is_binary(head):
-                raise LoomError(f"{path.name} is binary: add_file reads PDF, HTML and text files")
+                raise LoomError(f"{path.name} is binary: add_file reads PDF, HTML, notebooks and text files")
             return self.add(read_text(path), type=type, source=source, title=path.name, meta={"path": path.name})
         nodes, links = [], []
         for section in sections:
@@ -696,6 +697,11 @@ class Loom(Displayable):
         if self.graph.workspace is None:
             raise LoomError("no workspace has been indexed in this session")
         text = read_text(resolve_inside(self.graph.workspace, path))
+        if str(path).lower().endswith(".ipynb"):  # cell by cell, as it is indexed, not its JSON
+            from .notebooks import notebook_cells
+
+            return "\n".join(f"[cell {cell.number}] {cell.kind}\n" + skeleton(cell.text, outline(path, cell.text, cell.language))
+                             for cell in notebook_cells(text, str(path)) if cell.text.strip())
         return skeleton(text, outline(path, text, detect_language(path) or "text"))
 
     def add_summary(self, node_id: str, summary: str, *, source: str = "user") -> ContentNode:

@@ -1,5 +1,5 @@
 """Documents a notebook user pastes in, cut into sections: PDF by its outline or by page,
-HTML by heading (issue 18).
+HTML by heading, a notebook by cell (issue 18).
 
 A paper or a saved web page is read once, cut into sections that each say where they came
 from (``paper.pdf p. 3-5``, ``guide.html § Install``), and each section becomes a content
@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from ..core.errors import LoomError
 from ..core.files import read_text
@@ -28,7 +29,7 @@ MAX_DOCUMENT_BYTES = 50_000_000
 MAX_PDF_PAGES = 2000
 SECTION_TOKENS = 1200
 """A section longer than this is cut at paragraph breaks, so no one node swallows a budget."""
-DOCUMENT_SUFFIXES = {".pdf": "pdf", ".html": "html", ".htm": "html"}
+DOCUMENT_SUFFIXES = {".pdf": "pdf", ".html": "html", ".htm": "html", ".ipynb": "notebook"}
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _BLOCKS = frozenset("""address article aside blockquote body caption dd details div dl dt fieldset figcaption figure
     hr li main ol p section summary table tbody td tfoot th thead tr ul""".split())
@@ -65,7 +66,7 @@ def document_sections(path: str | Path) -> list[Section]:
         raise LoomError(f"{path}: no such file") from None
     if size > MAX_DOCUMENT_BYTES:
         raise LoomError(f"{path.name} is {size / 1e6:,.0f} MB, over the {MAX_DOCUMENT_BYTES / 1e6:,.0f} MB add_file reads")
-    sections = _pdf_sections(path) if kind == "pdf" else _html_sections(path)
+    sections = _pdf_sections(path) if kind == "pdf" else _html_sections(path) if kind == "html" else _notebook_sections(path)
     sections = [part for section in sections for part in _cut(section)]
     if not sections:
         raise LoomError(f"{path.name} has no text to add" + (" (a scan without a text layer?)" if kind == "pdf" else ""))
@@ -138,54 +139,23 @@ def _pdf_sections(path: Path) -> list[Section]:
 
 
 def _html_sections(path: Path) -> list[Section]:
-    """Every text of the page in document order, cut at its headings (h1-h6). A block element
-    (a paragraph, a div, a list item, a cell...) ends a run of text; a ``pre`` keeps its lines.
-    The walk keeps its own stack: a page of unclosed tags nests deeper than Python recurses."""
-    from bs4 import BeautifulSoup, CData, NavigableString
+    """Every text of the page in document order (:func:`_html_runs`), cut at its headings."""
+    from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(read_text(path), "html.parser")
     for tag in soup(_DROP):
         tag.decompose()
-    body = soup.body or soup
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     if soup.title is not None:
         soup.title.decompose()
     sections: list[tuple[list[str], list[str]]] = [([title] if title else [], [])]
     trail: list[str] = []
-    words: list[str] = []
-
-    def flush() -> None:
-        text = " ".join(" ".join(words).split())
-        words.clear()
-        if text:
-            sections[-1][1].append(text)
-
-    stack = [(iter(body.children), True)]
-    while stack:
-        children, block = stack[-1]
-        child = next(children, None)
-        if child is None:
-            stack.pop()
-            if block:
-                flush()
-        elif isinstance(child, NavigableString):
-            if type(child) is NavigableString or isinstance(child, CData):  # not a comment or a doctype
-                words.append(str(child))
-        elif child.name in _HEADINGS:
-            flush()
-            text = " ".join(child.get_text(" ").split())
-            if text:
-                trail = trail[: int(child.name[1]) - 1] + [text]
-                sections.append((list(trail), []))
-        elif child.name == "pre":
-            flush()
-            text = child.get_text().strip("\n")
-            if text.strip():
-                sections[-1][1].append(text)
+    for level, text in _html_runs(soup.body or soup):
+        if level:
+            trail = trail[: level - 1] + [text]
+            sections.append((list(trail), []))
         else:
-            if child.name in _BLOCKS:
-                flush()
-            stack.append((iter(child.children), child.name in _BLOCKS))
+            sections[-1][1].append(text)
     out = []
     for heading, blocks in sections:
         if not blocks:
@@ -194,6 +164,53 @@ def _html_sections(path: Path) -> list[Section]:
         out.append(Section(f"{path.name} § {label}" if label else path.name, _tidy("\n\n".join(blocks)),
                            {"heading": label} if label else {}))
     return out
+
+
+def _html_runs(body) -> Iterator[tuple[int, str]]:
+    """``(level, text)`` in document order: a heading (h1-h6, level 1-6) or a run of text
+    (level 0). A block element (a paragraph, a div, a list item, a cell...) ends a run; a ``pre``
+    keeps its lines. The walk keeps its own stack: unclosed tags nest deeper than Python recurses."""
+    from bs4 import CData, NavigableString
+
+    words: list[str] = []
+
+    def run() -> Iterator[tuple[int, str]]:
+        text = " ".join(" ".join(words).split())
+        words.clear()
+        if text:
+            yield 0, text
+
+    stack = [(iter(body.children), True)]
+    while stack:
+        children, block = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            yield from run() if block else ()
+        elif isinstance(child, NavigableString):
+            if type(child) is NavigableString or isinstance(child, CData):  # not a comment or a doctype
+                words.append(str(child))
+        elif child.name in _HEADINGS or child.name == "pre":
+            yield from run()
+            text = " ".join(child.get_text(" ").split()) if child.name != "pre" else child.get_text().strip("\n")
+            if text.strip():
+                yield (int(child.name[1]) if child.name != "pre" else 0), text
+        else:
+            if child.name in _BLOCKS:
+                yield from run()
+            stack.append((iter(child.children), child.name in _BLOCKS))
+
+
+# -- notebooks --------------------------------------------------------------------------------
+
+
+def _notebook_sections(path: Path) -> list[Section]:
+    """One section per cell that holds text: its source and its outputs' gist (images and widget
+    state dropped), as indexing reads it (:mod:`loom_nb.core.notebooks`)."""
+    from ..core.notebooks import notebook_cells
+
+    cells = notebook_cells(read_text(path), path.name)  # a NotebookError (a LoomError) names the file
+    return [Section(f"{path.name}[cell {cell.number}]", cell.text, {"cell": cell.number}) for cell in cells if cell.text.strip()]
 
 
 # -- shared -----------------------------------------------------------------------------------
