@@ -188,10 +188,16 @@ def test_the_networkx_graph_is_a_read_only_view_that_says_what_to_call():
     assert nx.degree_centrality(view)["c1"] == 1.0
     ranks = nx.pagerank(view)  # scipy-backed in networkx 3
     assert max(ranks, key=ranks.get) == "c1" and abs(sum(ranks.values()) - 1.0) < 1e-9  # the hub ranks first
-    for edit in (lambda: view.remove_node("n2"), lambda: view.add_edge("n1", "n2"), lambda: view.clear()):
+    attribute_edits = (lambda: view.nodes["n1"].clear(), lambda: nx.set_node_attributes(view, "x", "kind"),
+                       lambda: nx.set_edge_attributes(view, 1.0, "weight"), lambda: view.adj["n1"]["c1"].pop("kind"))
+    for edit in (lambda: view.remove_node("n2"), lambda: view.add_edge("n1", "n2"), lambda: view.clear(), *attribute_edits):
         with pytest.raises(LoomError, match="read-only view.*LoomGraph.remove"):
             edit()
     assert set(g.nx.nodes) == {"n1", "n2", "c1"}  # nothing changed
+    assert g.nx.nodes["n1"]["kind"] == "content" and g.nx.edges["n1", "c1"]["kind"] == "link"
+    copy = view.copy()  # networkx's own copy is a plain, editable graph
+    copy.nodes["n1"]["note"] = "mine"
+    assert "note" not in g.nx.nodes["n1"]
 
 
 def test_to_networkx_exports_plain_values_to_json_and_graphml(tmp_path):

@@ -17,6 +17,7 @@ import logging
 import re
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -338,13 +339,16 @@ class LoomGraph:
     def nx(self) -> nx.Graph:
         """A read-only view of the networkx graph: node attribute ``data`` holds the node,
         edges ``kind`` and ``weight``, so ``nx.pagerank(graph.nx)`` and the like run on it
-        directly. Editing it raises :class:`LoomError` naming the method to call: the
+        directly. Editing it (a node or an edge, or an attribute of one) raises
+        :class:`LoomError` naming the method to call: the
         vector tables, the lexical index and the saved columns follow the graph's own
         methods, not networkx. :meth:`to_networkx` gives a copy with plain attributes for
         export. After a fast load the graph is built on first use."""
         view = self._graph().copy(as_view=True)
         for name in _NX_EDITS:
             setattr(view, name, _refuse_edit)
+        view._node = _ReadOnly(view._node, 1)  # node -> attributes
+        view._adj = _ReadOnly(view._adj, 2)  # node -> neighbour -> edge attributes
         return view
 
     def _graph(self) -> nx.Graph:
@@ -1121,6 +1125,42 @@ def _refuse_edit(*args, **kwargs):
         "LoomGraph.remove, join code units with add_structure, and rebuild concepts with Loom.rebuild_concepts; "
         "LoomGraph.to_networkx() gives an editable copy"
     )
+
+
+class _ReadOnly(Mapping):
+    """A read-only window on one of the networkx view's dicts, and on ``depth`` levels of dicts
+    below it: setting an attribute (``G.nodes[n][k] = v``, ``nx.set_node_attributes``) raises
+    :class:`LoomError` as a structural edit does, instead of breaking the next query or being
+    dropped by the next save. ``copy()`` gives a plain dict, as networkx's own copies expect."""
+
+    __slots__ = ("_d", "_depth")
+
+    def __init__(self, d: dict, depth: int):
+        self._d, self._depth = d, depth
+
+    def __getitem__(self, key):
+        value = self._d[key]
+        return _ReadOnly(value, self._depth - 1) if self._depth > 0 else value
+
+    def __iter__(self):
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __contains__(self, key) -> bool:
+        return key in self._d
+
+    def __repr__(self) -> str:
+        return repr(self._d)
+
+    def copy(self) -> dict:
+        return dict(self._d)
+
+    def _refuse(self, *args, **kwargs):
+        _refuse_edit()
+
+    __setitem__ = __delitem__ = clear = update = pop = popitem = setdefault = _refuse
 
 
 def _plain_attributes(node: "ContentNode | ConceptNode") -> dict[str, Any]:
