@@ -128,3 +128,18 @@ def test_cli_tune_searches_only_the_named_parameters(cases, tmp_path, capsys):
     assert set(data["final"]) <= {"bare_below", "weights.terms"}
     assert main(["tune", str(path), "--params", "nonsense", "--embedder", "hashing"]) == 2
     assert "unknown parameter 'nonsense'" in capsys.readouterr().err
+
+
+def test_a_case_without_gold_ranges_is_left_out_of_line_recall_as_eval_leaves_it_out(cases, caplog):
+    """loom-nb eval's mean skips a case line recall cannot grade; tuning counted it 0, so the two
+    disagreed on the same cases. It is left out, with a warning naming it."""
+    from dataclasses import replace
+
+    unranged = replace(cases[0], id="no-ranges", gold_ranges={})
+    prepared = prepare([*cases, unranged], Workbench(HashingEmbedder()))
+    with caplog.at_level("WARNING", logger="loom_nb.evaluation.tuning"):
+        report = cross_validate(prepared, [250], k=2, space={"weights.terms": (0.25,)}, final=False)
+    graded = evaluate_config(prepared[:-1], LoomConfig(), [250])
+    assert report.cases == 4 and report.default_score == pytest.approx(graded.mean())
+    assert sorted(i for f in report.folds for i in f.test_ids) == ["c0", "c1", "c2", "c3"]
+    assert "1 case(s) have nothing line_recall grades and are left out: no-ranges" in caplog.text

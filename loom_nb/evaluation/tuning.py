@@ -27,6 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..core.config import LoomConfig
+from ..core.errors import LoomError
 from ..core.modes import Mode, choose_mode, message_weights
 from ..core.query import Query
 from .run import Case, Gold, Workbench, grade, packed_items
@@ -315,6 +316,7 @@ def cross_validate(
     started = time.perf_counter()
     base = base or LoomConfig()
     space = dict(space or DEFAULT_SPACE)
+    prepared = _graded_by(prepared, metric, base, budgets)
     per_case_default = evaluate_config(prepared, base, budgets, metric)
     folds = []
     for index, test in enumerate(folds_of([p.case for p in prepared], k, seed, group)):
@@ -333,6 +335,21 @@ def cross_validate(
         chosen = _changed(best, base, list(space))
     return TuningReport(metric, list(budgets), folds, chosen, final_score, float(per_case_default.mean()),
                         time.perf_counter() - started, len(prepared))
+
+
+def _graded_by(prepared: Sequence[Prepared], metric: str, base: LoomConfig, budgets: Sequence[int]) -> list[Prepared]:
+    """The cases ``metric`` grades at all (line recall needs ``gold_ranges``): the others are
+    left out with a warning, as ``loom-nb eval`` leaves them out of its mean, instead of
+    counting 0 and pulling every figure down."""
+    graded = [getattr(p.run(base, budgets[0]), metric) is not None for p in prepared]
+    kept = [p for p, ok in zip(prepared, graded) if ok]
+    if len(kept) < len(prepared):
+        skipped = [p.case.id for p, ok in zip(prepared, graded) if not ok]
+        log.warning("%d case(s) have nothing %s grades and are left out: %s", len(skipped), metric,
+                    ", ".join(skipped[:5]) + (", …" if len(skipped) > 5 else ""))
+    if not kept:
+        raise LoomError(f"no case can be graded by {metric} (line_recall needs gold_ranges)")
+    return kept
 
 
 def tuning_figure(report: TuningReport):
