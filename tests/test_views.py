@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import TableEmbedder, unit
-from loom_nb import SIGNALS, HashingEmbedder, Loom, LoomConfig
+from loom_nb import SIGNALS, HashingEmbedder, Loom, LoomConfig, LoomError
 from loom_nb.views import NodeView
 from loom_nb.views.figures import budget_figure, contributions_figure, embedding_map, score_histogram
 from loom_nb.views.widgets import TunerSnapshot
@@ -96,6 +96,37 @@ def test_the_tuner_starts_at_what_a_plain_query_returns_and_marks_what_a_move_ch
     assert [int(rank) for _, rank, _ in rows] == [r.rank for r in tuner.result.rows(len(rows))]
     assert [(kind, arrow) for kind, _, arrow in rows[:2]] == [("changed", "▲1"), ("changed", "▼1")]
     assert "Δ score" in tuner.top.value and "#fff3c4" in tuner.top.value
+
+
+@pytest.mark.parametrize("size", [{"budget": 50000}, {"budget": 100}, {"budget": 0}, {"window": 8192}])
+def test_the_first_draw_is_loom_query_for_any_budget_or_window_the_sliders_do_not_reach(loom, size):
+    """The budget slider spans 200-32,000; a budget outside it, or a window, is still what the
+    first draw ranks and packs with, as loom.query does with it."""
+    tuner = loom.tune("refresh token", **size)
+    plain = loom.query("refresh token", **size)
+    assert tuner.result.packed.budget.context == plain.packed.budget.context
+    assert tuner.result.loaded == plain.loaded
+
+
+def test_the_tuner_keeps_a_threshold_below_its_slider_and_takes_a_mode_in_capitals(loom):
+    loom.apply_threshold(0.2)
+    tuner = loom.tune("refresh token", budget=400, mode="FUSED")
+    assert tuner.threshold.value == 0.2 and tuner.apply.disabled  # nothing moved, nothing to apply
+    assert tuner.mode.value == "fused"
+    with pytest.raises(LoomError, match="mode must be one of auto, bare, fast, fused"):
+        loom.tune("refresh token", mode="turbo")
+
+
+def test_every_weight_at_zero_says_so_instead_of_raising(loom):
+    tuner = loom.tune("refresh token", budget=400)
+    for slider in tuner.sliders.values():
+        slider.value = 0.0
+    assert "Every weight is zero: raise one." in tuner.top.value and tuner.result is None
+    assert "no ranking" in tuner.snapshot()._repr_html_()
+    with pytest.raises(LoomError, match="every weight slider is at zero"):
+        tuner.config()
+    bundle = tuner._repr_mimebundle_(include=["text/plain"])
+    assert list(bundle) == ["text/plain"]
 
 
 def test_for_a_question_the_density_slider_is_the_weight_that_question_gets(loom):

@@ -17,18 +17,20 @@ from dataclasses import fields, replace
 
 from ..core.classify import asks_question
 from ..core.config import SIGNALS
+from ..core.errors import LoomError
+from ..core.modes import MODE_NAMES
 
 
 def _widgets():
     try:
         import ipywidgets as widgets
     except ImportError as exc:  # pragma: no cover - ipywidgets is a dependency
-        from ..core.errors import LoomError
-
         raise LoomError("the sliders need ipywidgets: pip install ipywidgets") from exc
     return widgets
 
 
+_MODES = ("auto", *MODE_NAMES)
+"""What the mode menu offers: ``auto`` (what loom.query runs) and each mode forced."""
 TOP_ROWS = 12
 """Rows of the compact table kept in view under the sliders (the full table is folded below)."""
 TRACKED_ROWS = 400
@@ -110,7 +112,15 @@ class WeightTuner:
         self.loom = loom
         self.query_text = query
         self.window = window
-        self._start = {"budget": budget or 4000, "mode": mode}
+        mode = mode.lower() if isinstance(mode, str) else mode
+        if mode not in _MODES:
+            raise LoomError(f"mode must be one of {', '.join(_MODES)}; got {mode!r}")
+        # the first draw is loom.query's: with a window (and no budget) the window is split as
+        # loom.query splits it, until the budget slider is moved
+        self._by_window = self._start_by_window = window is not None and budget is None
+        if self._by_window:
+            budget = self.loom.query(query, window=window, mode=mode).packed.budget.context
+        self._start = {"budget": 4000 if budget is None else int(budget), "mode": mode}
         self._build(widgets)
         self.result = None
         self._before: dict[str, tuple[int, float, str]] | None = None
@@ -133,11 +143,13 @@ class WeightTuner:
             self.sliders["density"].tooltip = "a question on its own weighs density question_density; this slider sets it"
         self.floor = widgets.FloatSlider(value=config.relevance_floor, min=0.0, max=0.8, step=0.02, description="relevance floor",
                                          continuous_update=False, style=setting, layout=wide)
-        self.threshold = widgets.FloatSlider(value=self.loom.graph.concept_threshold, min=0.3, max=1.0, step=0.01,
+        self.threshold = widgets.FloatSlider(value=self.loom.graph.concept_threshold, min=min(0.3, self.loom.graph.concept_threshold),
+                                             max=1.0, step=0.01,
                                              description="concept threshold", continuous_update=False, style=setting, layout=wide)
-        self.mode = widgets.Dropdown(options=["auto", "bare", "fast", "fused"], value=self._start["mode"], description="mode",
+        self.mode = widgets.Dropdown(options=list(_MODES), value=self._start["mode"], description="mode",
                                      style=setting, layout=wide)
-        self.budget = widgets.IntSlider(value=self._start["budget"], min=200, max=32000, step=200, description="budget",
+        start = self._start["budget"]
+        self.budget = widgets.IntSlider(value=start, min=min(200, start), max=max(32000, start), step=200, description="budget",
                                         continuous_update=False, style=setting, layout=wide)
         button = widgets.Layout(width="auto", margin="2px 8px 2px 0")
         self.apply = widgets.Button(description="apply threshold", tooltip="re-link the session's concepts at this threshold",
@@ -179,7 +191,10 @@ class WeightTuner:
 
     def weights(self):
         """The weights this message ranks with: the sliders' values."""
-        return replace(self.loom.graph.config.weights, **{n: s.value for n, s in self.sliders.items()})
+        values = {n: s.value for n, s in self.sliders.items()}
+        if sum(values.values()) <= 0:
+            raise LoomError("every weight slider is at zero: raise one")
+        return replace(self.loom.graph.config.weights, **values)
 
     def config(self):
         """The session's config with the sliders' weights and relevance floor: what to keep
@@ -219,6 +234,7 @@ class WeightTuner:
             self.floor.value = config.relevance_floor
             self.mode.value = self._start["mode"]
             self.budget.value = self._start["budget"]
+            self._by_window = self.window is not None and self._start_by_window
         finally:
             self._quiet = False
         self._rerank()
@@ -228,15 +244,18 @@ class WeightTuner:
 
         if self._quiet:
             return
-        weights = self.weights()
-        if sum(weights.as_tuple()) <= 0:
+        if change is not None and change.get("owner") is self.budget:
+            self._by_window = False  # the user chose a budget: it replaces the window's split
+        if sum(s.value for s in self.sliders.values()) <= 0:
+            self.result = None
             self.top.value = self.table.value = "<i>Every weight is zero: raise one.</i>"
             return
         graph = self.loom.graph
         saved = graph.config
         graph.config = self.config()  # the query reads its weights as loom.query does (message_weights applies)
+        size = {"window": self.window} if self._by_window else {"budget": self.budget.value}
         try:
-            self.result = self.loom.query(self.query_text, budget=self.budget.value, mode=self.mode.value)
+            self.result = self.loom.query(self.query_text, mode=self.mode.value, **size)
         finally:
             graph.config = saved
         self.top.value = top_rows_html(self.result, self._before)
@@ -283,9 +302,8 @@ class WeightTuner:
         return f"WeightTuner(query={self.query_text!r}, mode={self.mode.value!r}, budget={self.budget.value})"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = self.panel._repr_mimebundle_(include=include, exclude=exclude) or {}
-        bundle["text/plain"] = str(self)
-        return bundle
+        bundle = {**(self.panel._repr_mimebundle_(include=include, exclude=exclude) or {}), "text/plain": str(self)}
+        return {k: v for k, v in bundle.items() if (not include or k in include) and not (exclude and k in exclude)}
 
 
 class TunerSnapshot(Displayable):
