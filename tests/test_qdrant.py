@@ -105,6 +105,13 @@ class _FrozenClock(datetime):
         return cls(2026, 1, 1, tzinfo=tz)
 
 
+def test_a_storage_folder_under_a_file_is_refused_before_anything_is_written(tmp_path):
+    (tmp_path / "afile").write_text("not a folder")
+    with pytest.raises(LoomError, match="afile is a file, so the storage folder"):
+        Loom(tmp_path / "s", embedder=HashingEmbedder(), vectors=f"qdrant+local://{tmp_path}/afile/sub/coll")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # no half-written session folder
+
+
 def test_numpy_and_qdrant_sessions_load_the_same_nodes(tmp_path, monkeypatch):
     # The two sessions are indexed one after the other; on a loaded machine they straddle a
     # second and their nodes' creation stamps differ (CI failed on this once). Freeze the clock.

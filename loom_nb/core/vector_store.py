@@ -99,12 +99,17 @@ class VectorLocation:
     def storage_folder(self, session_folder: str | Path | None) -> Path:
         """Local mode's storage folder as an absolute path."""
         path = Path(self.path)
-        if path.is_absolute():
-            return path
-        if session_folder is None:
-            raise LoomError(f"{self.spelling}: a relative storage folder lies inside the session folder, and this "
-                            "session has none yet: give Loom a folder, or write qdrant+local:///ABSOLUTE/PATH/COLLECTION")
-        return Path(session_folder) / path
+        if not path.is_absolute():
+            if session_folder is None:
+                raise LoomError(f"{self.spelling}: a relative storage folder lies inside the session folder, and this "
+                                "session has none yet: give Loom a folder, or write qdrant+local:///ABSOLUTE/PATH/COLLECTION")
+            path = Path(session_folder) / path
+        for above in (path, *path.parents):  # refused now, not half-way through the first save
+            if above.exists():
+                if not above.is_dir():
+                    raise LoomError(f"{self.spelling}: {above} is a file, so the storage folder {path} cannot be made there")
+                break
+        return path
 
     def key(self, session_folder: str | Path | None) -> str:
         """One spelling per place, for comparing two locations and remembering trust."""
