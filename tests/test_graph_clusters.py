@@ -118,3 +118,14 @@ def test_small_sessions_keep_the_full_drawing_unless_asked():
     assert small.graph_view(clusters=True).clusters
     assert "Click a concept to unfold" in graph_html(small, clusters=True)
     assert "Click a concept to unfold" not in graph_html(small)
+
+
+def test_the_clustered_view_as_text_gives_the_captions_facts():
+    """Every object prints as text the facts its HTML shows: the query and what was loaded."""
+    small = big_loom(120)
+    result = small.query("topic7 unit7 words", budget=300)
+    text = str(small.graph_view(result, clusters=True))
+    concepts = len(small.graph.concept_vectors)
+    assert f"drawn as clusters: {concepts} of {concepts} concepts" in text
+    assert "query: topic7 unit7 words" in text and f"loaded {len(result.loaded)} (unfolded)" in text
+    assert f"{len(result.loaded)} loaded (unfolded)" in graph_html(small, result, clusters=True)

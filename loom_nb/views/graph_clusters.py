@@ -109,6 +109,10 @@ def _member_record(graph, nid: str, scores: dict[str, float], size: float) -> di
             "colour": TYPE_COLOURS.get(node.type, OTHER_COLOUR), "size": round(size, 1)}
 
 
+MAX_CONCEPTS = 1500
+"""Concepts the clustered page draws at most (the most relevant, else the largest)."""
+
+
 @dataclass
 class _Clusters:
     """What the page draws: the concepts (rows and ids), each one's strongest members, the
@@ -169,7 +173,7 @@ def _member_size(graph, result, scores):
     return size
 
 
-def cluster_html(loom, result=None, *, max_concepts: int = 1500, height: str = "640px", seed: int = 7) -> str:
+def cluster_html(loom, result=None, *, max_concepts: int = MAX_CONCEPTS, height: str = "640px", seed: int = 7) -> str:
     """The session drawn as clusters: one node per concept (its strongest members folded into
     it), concept–concept edges, loaded nodes unfolded. Returns a self-contained page.
 

@@ -548,10 +548,15 @@ class GraphView(Displayable):
 
 
     def __str__(self) -> str:
-        if self.clusters:
-            c = self.loom.graph.counts()
-            return (f"Graph: {c['concepts']} concepts, {c['content']} content nodes, {c['edges']} edges\n"
-                    "drawn as clusters: one node per concept, its members folded until clicked")
+        if self.clusters:  # the facts the clustered page's caption gives
+            from .graph_clusters import MAX_CONCEPTS, _clusters
+
+            c, plan = self.loom.graph.counts(), _clusters(self.loom, self.result, MAX_CONCEPTS)
+            lines = [f"Graph: {c['concepts']} concepts, {c['content']} content nodes, {c['edges']} edges",
+                     f"drawn as clusters: {len(plan.drawn)} of {plan.concepts} concepts, their members folded until clicked"]
+            if self.result is not None:
+                lines += [f"query: {self.result.query}", f"loaded {len(plan.loaded)} (unfolded)"]
+            return "\n".join(lines)
         plan = _plan(self.loom, self.result, self.max_nodes)
         lines = [
             f"Graph: {plan.total_concepts} concepts, {plan.total_content} content nodes, "
