@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import math
 import re
 import threading
 from collections import Counter
@@ -146,7 +147,7 @@ class LinkReport:
         if self.created:
             text += f"; created {self.created}"
         if self.near_miss:
-            text += f"; near miss {self.near_miss[0]} ({self.near_miss[1]:.3f} < {self.threshold})"
+            text += f"; near miss {self.near_miss[0]} ({shown_below(self.near_miss[1])} < {self.threshold})"
         return text
 
 
@@ -1104,6 +1105,16 @@ class LoomGraph:
 
 
 _TYPE_CODE = {name: i for i, name in enumerate(CONTENT_TYPES)}
+
+
+def shown_below(similarity: float) -> str:
+    """A similarity under a threshold, to three decimals rounded down, so that the printed
+    comparison holds: 0.6996 under 0.7 reads 0.699, not 0.700.
+
+    >>> shown_below(0.6996), shown_below(0.25)
+    ('0.699', '0.250')
+    """
+    return f"{math.floor(similarity * 1000) / 1000:.3f}"
 
 
 def _title(text: str, limit: int = 60) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from ..core.config import SIGNALS
+from ..core.graph import shown_below
 from ..core.display import TABLE_STYLE, html_table
 from .text import clip
 
@@ -137,7 +138,7 @@ def content_html(loom, node_id: str) -> str:
              f"<div><b>Concepts</b></div>{concepts if f.concepts else '<i>none</i>'}"]
     if f.near_miss is not None:
         parts.append(f"<div>near miss: {escape(f.near_miss.id)} {escape(f.near_miss.label)} "
-                     f"({f.near_miss.weight:.3f} &lt; threshold {f.threshold})</div>")
+                     f"({shown_below(f.near_miss.weight)} &lt; threshold {f.threshold})</div>")
     if f.structure:
         more = f"<div>… and {f.structure_more} more</div>" if f.structure_more else ""
         parts.append("<div><b>Code structure</b></div>" + _table(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 from ..core.config import SIGNALS
+from ..core.graph import shown_below
 from .facts import concept_facts, content_facts, session_facts
 
 _SHORT = {
@@ -115,7 +116,7 @@ def content_text(loom, node_id: str) -> str:
         "  concepts: " + (", ".join(f"{r.id} {r.label!r} ({r.weight:.3f})" for r in f.concepts) or "none"),
     ]
     if f.near_miss is not None:
-        lines.append(f"  near miss: {f.near_miss.id} {f.near_miss.label!r} ({f.near_miss.weight:.3f} < {f.threshold})")
+        lines.append(f"  near miss: {f.near_miss.id} {f.near_miss.label!r} ({shown_below(f.near_miss.weight)} < {f.threshold})")
     if f.reference is not None:
         lines.append(f"  reference: {f.reference}  {clip(f.signature, 60)}")
     lines.append(f"  text: {f.freshness}")
