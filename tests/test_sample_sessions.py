@@ -1,6 +1,7 @@
 """The committed sample sessions open at once, are what their build makes, and stay untouched."""
 
 import hashlib
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ def shape(loom: Loom) -> dict:
         "content": [(n.id, n.type, n.tokens, n.title) for n in g.content_nodes()],
         "concepts": [c.id for c in g.concept_nodes()],
         "links": sorted((n.id, c) for n in g.content_nodes() for c, _ in g.concepts_of(n.id)),
+        "config": asdict(g.config),  # a sample saved with an older default ranks unlike a fresh build
     }
 
 
