@@ -93,8 +93,11 @@ cells = [
         "## What each signal earns\n\n"
         "An ablation runs the engine with one signal's weight at 0 (`loom-no-terms`, `loom-no-semantic`, …)\n"
         "on the same cases and budget; `ablation_table()` gives the change against the full engine. A negative\n"
-        "change is what the signal earns on these cases; zero means these cases cannot tell (staleness and tags\n"
-        "never vary in a fresh index). `loom-nb eval CASES --ablations` prints the same table."
+        "change is what the signal earns on these cases. A signal that is the same for every node here\n"
+        "(staleness in a fresh index, `git_dirty` with no uncommitted changes) changes every score's scale\n"
+        "when it is taken out, not their order, so a change in its row is a flip at the budget's edge (each\n"
+        "manifest line prints its node's score), not something it earns. `loom-nb eval CASES --ablations`\n"
+        "prints the same table."
     ),
     new_code_cell(
         "from loom_nb.evaluation import ablations\n\n"

@@ -126,9 +126,9 @@ cells = [
     new_markdown_cell(
         "## More turns: history fills up, and what falls out is summarised\n\n"
         "At a 2,048-token window the history zone holds only a few messages. When turns fall out, they are\n"
-        "summarised once, two turns at a time (by the model; extractively if it cannot answer), into a\n"
+        "summarised once, two turns or more at a time where it can (by the model; extractively if it cannot answer), into a\n"
         "*summary* node: the newest summaries ride at the head of the history, and the engine can load older\n"
-        "ones by relevance."
+        "ones by relevance. The newest exchange is never summarised, so a block can hold a single turn."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"

@@ -142,7 +142,8 @@ class Session(Displayable):
         extractive whenever the model cannot answer.
     summary_block : int
         Messages summarised together at least (4: two turns); the oldest kept messages
-        join the block when fewer than that fell out.
+        join the block when fewer than that fell out, but never the newest exchange (so a
+        block holds one turn when the only other exchange is the newest).
     background : bool
         Index answers on a background thread (the default); ``False`` does it inline.
     timeouts : loom_nb.ollama.Timeouts, optional
