@@ -250,8 +250,9 @@ cells = [
     new_markdown_cell(
         "## Documents\n\n"
         "A paper or a saved web page goes in with `add_file`: a PDF is cut by its bookmarks (else by page),\n"
-        "an HTML page by its headings (scripts, styles and navigation dropped), and each section becomes a\n"
-        "node titled with where it came from."
+        "an HTML page by its headings (scripts, styles and navigation dropped), a notebook someone sent by\n"
+        "its cells, and each section becomes a node titled with where it came from. Unlike an indexed file,\n"
+        "what `add_file` adds is stored in the session: nothing keeps it fresh."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
@@ -265,6 +266,17 @@ cells = [
         "top = notes.query('What doubled monthly churn?', budget=500).rows(1)[0]\n"
         "print('first for the question:', top.title)\n"
         "assert top.title == 'retention.html § Why customers leave > Pricing'"
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "sent = Path(tempfile.mkdtemp()) / 'churn_by_plan.ipynb'\n"
+        "nbformat.write(new_notebook(cells=[\n"
+        "    new_markdown_cell('# Churn by plan'),\n"
+        "    new_code_cell(\"rates = {'basic': 0.08, 'pro': 0.03}\\nrates['basic'] / rates['pro']\",\n"
+        "                  outputs=[new_output('execute_result', data={'text/plain': '2.67', 'image/png': 'iVBORw0KGgo'})]),\n"
+        "]), sent)\n"
+        "for node in notes.add_file(sent).nodes:  # a node per cell: source and output, no JSON, no image\n"
+        "    print(f'{node.title:<28} {notes.graph.text(node.id)!r}')"
     ),
     new_markdown_cell(
         "## Secrets stay out of prompts\n\n"
