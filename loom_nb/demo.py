@@ -15,6 +15,7 @@ notebooks need not embed anything before their first query.
 
 from __future__ import annotations
 
+import atexit
 import json
 import shutil
 import tempfile
@@ -129,13 +130,32 @@ def snapshot_into(sample: Path, name: str, target: Path) -> Path:
     return out
 
 
+_TEMPORARY: list[Path] = []
+"""Folders :func:`open_sample` made this process: removed when Python exits."""
+
+
+def _temporary_folder(prefix: str) -> Path:
+    """A new temporary folder, removed at exit: a notebook that opens a sample on every run
+    would otherwise leave a copy of it in the temp folder each time."""
+    if not _TEMPORARY:
+        atexit.register(_remove_temporary)
+    _TEMPORARY.append(Path(tempfile.mkdtemp(prefix=prefix)))
+    return _TEMPORARY[-1]
+
+
+def _remove_temporary() -> None:
+    while _TEMPORARY:
+        shutil.rmtree(_TEMPORARY.pop(), ignore_errors=True)
+
+
 def open_sample(name: str = "auth-debugging", *, copy: bool = True, embedder: Embedder | None = None) -> Loom:
     """Open a ready sample session (``sample_sessions/NAME``) without building anything.
 
     With ``copy`` (the default) the session is copied to a new temporary folder first, so
     queries that record access, ``add`` and ``save`` change the copy, never the committed
-    sample. With ``copy=False`` the sample is read in place and the Loom has no folder:
-    ``save()`` then needs a folder of its own.
+    sample. The copy is removed when Python exits (copy ``loom.folder`` to keep it). With
+    ``copy=False`` the sample is read in place and the Loom has no folder: ``save()`` then
+    needs a folder of its own.
 
     Examples
     --------
@@ -149,7 +169,7 @@ def open_sample(name: str = "auth-debugging", *, copy: bool = True, embedder: Em
     if not (folder / "graph.json").is_file():
         raise LoomError(f"{folder} holds no ready session: run tools/build_sample_sessions.py")
     if copy:
-        target = Path(tempfile.mkdtemp(prefix=f"loom-{folder.name}-")) / folder.name
+        target = _temporary_folder(f"loom-{folder.name}-") / folder.name
         spec = json.loads((folder / "session.json").read_text(encoding="utf-8"))
         target.mkdir()
         if spec.get("workspace"):
@@ -165,7 +185,7 @@ def open_sample(name: str = "auth-debugging", *, copy: bool = True, embedder: Em
     if root and not Path(root).is_absolute():  # stored relative to the session folder
         loom.graph.workspace = folder / root
         if not loom.graph.workspace.is_dir():  # read in place from a zipped snapshot: unpack it aside
-            loom.graph.workspace = snapshot_into(folder, root, Path(tempfile.mkdtemp(prefix=f"loom-{folder.name}-")))
+            loom.graph.workspace = snapshot_into(folder, root, _temporary_folder(f"loom-{folder.name}-"))
     if not copy:
         loom.folder = None  # read in place: never written back
     return loom

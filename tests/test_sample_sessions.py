@@ -1,6 +1,9 @@
 """The committed sample sessions open at once, are what their build makes, and stay untouched."""
 
 import hashlib
+import os
+import subprocess
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -99,3 +102,16 @@ def test_the_code_snapshot_is_data_not_a_second_package():
     in_place = open_sample("loom-nb-code", copy=False)  # unpacked aside, the sample untouched
     assert SAMPLES not in in_place.graph.workspace.parents
     assert (in_place.graph.workspace / "rank.py").is_file()
+
+
+def test_the_copies_a_process_opens_are_removed_when_it_exits(tmp_path):
+    # a notebook that opens a sample on every run must not fill the temp folder with copies
+    script = ("from loom_nb.demo import open_sample\n"
+              "print(open_sample('sourdough-notes').folder)\n"
+              "print(open_sample('loom-nb-code', copy=False).graph.workspace)\n")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True).stdout
+    copy, unpacked = (Path(line) for line in out.split())
+    assert tmp_path in copy.parents and tmp_path in unpacked.parents
+    assert not copy.exists() and not unpacked.exists()
+    assert not list(tmp_path.glob("loom-*"))
