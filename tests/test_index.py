@@ -352,6 +352,42 @@ def test_module_level_code_between_symbols_is_indexed(tmp_path):
     assert loom.text(node.id) == "MODES = {\n    'bare': 3,\n    'fused': None,\n}"
 
 
+def test_a_split_class_keeps_the_lines_between_and_after_its_methods():
+    """A class over max_unit_tokens is cut into its header and its methods; the attributes
+    between and after the methods are units too, named as module-level code is (by their
+    first line), under the class's name."""
+    from loom_nb.index.symbols import outline
+    from loom_nb.index.units import file_units
+
+    text = (
+        "class Router:\n"                                    # 1
+        "    \"\"\"Routes requests.\"\"\"\n"                # 2
+        "\n"                                                 # 3
+        "    timeout = 30\n"                                 # 4
+        "\n"                                                 # 5
+        "    def get(self, request):\n"                      # 6
+        "        return self.routes[request.path](request)\n"  # 7
+        "\n"                                                 # 8
+        "    # registered after the handlers\n"              # 9
+        "    ROUTES = {'/a': 'get'}\n"                       # 10
+        "    MAX_BODY = 1_000_000\n"                         # 11
+        "\n"                                                 # 12
+        "    def post(self, request):\n"                     # 13
+        "        return self.get(request)\n"                 # 14
+        "\n"                                                 # 15
+        "    LIMIT = 5\n"                                    # 16
+    )
+    units = file_units("router.py", "python", text, outline("router.py", text, "python"), max_unit_tokens=30)
+    assert [(u.kind, u.name, u.start, u.end) for u in units] == [
+        ("class", "Router", 1, 5), ("method", "Router.get", 6, 7),
+        ("module", "Router: # registered after the handlers", 9, 11),
+        ("method", "Router.post", 13, 14), ("module", "Router: LIMIT = 5", 16, 16)]
+    assert units[2].text == "    # registered after the handlers\n    ROUTES = {'/a': 'get'}\n    MAX_BODY = 1_000_000"
+    # under the limit the class is one unit, as before
+    assert [(u.name, u.start, u.end) for u in file_units("router.py", "python", text, outline("router.py", text, "python"))] == [
+        ("Router", 1, 16)]
+
+
 def test_a_deleted_or_unreadable_file_is_reported_not_fatal(workspace, monkeypatch):
     loom = Loom(embedder=HashingEmbedder())
     loom.index(workspace, progress=False)

@@ -516,6 +516,114 @@ def test_sql(tmp_path):
     assert unit_spans(units) == [*spans(o), ("module", "SELECT * FROM live_tokens;", 19, 19)]
 
 
+# --------------------------------------------------------------------------------------------
+# every line in some unit
+
+PYTHON_CLASS = """\
+class Router:
+    \"\"\"Routes requests.\"\"\"
+
+    def get(self, request):
+        return self.routes[request.path](request)
+
+    # registered after the handlers
+    ROUTES = {"/a": "get"}
+
+    def post(self, request):
+        return self.get(request)
+
+    LIMIT = 5
+"""
+
+JAVA_CLASS = """\
+package auth;
+
+public class Store {
+    private int size;
+
+    public int size() {
+        return size;
+    }
+
+    private static final int LIMIT = 10;
+
+    public boolean full() {
+        return size >= LIMIT;
+    }
+}
+"""
+
+RUST_MOD = """\
+mod store {
+    const LIMIT: usize = 10;
+
+    pub fn put(items: &mut Vec<u8>, item: u8) {
+        if items.len() < LIMIT { items.push(item); }
+    }
+
+    static NAME: &str = "store";
+
+    pub fn name() -> &'static str {
+        NAME
+    }
+}
+"""
+
+GO_FILE = """\
+package gen
+
+func Init() {}
+
+const (
+\tA = 1
+\tB = 2
+)
+
+var Default = 3
+
+type (
+\tID int
+\tName string
+)
+
+func Run() {}
+"""
+
+COVERAGE_CASES = {"c": C, "cpp": CPP, "csharp": CSHARP, "ruby": RUBY, "kotlin": KOTLIN, "swift": SWIFT, "bash": BASH,
+                  "lua": LUA, "scala": SCALA, "sql": SQL, "python": PYTHON_CLASS, "java": JAVA_CLASS, "rust": RUST_MOD,
+                  "go": GO_FILE}
+
+
+@pytest.mark.parametrize("max_unit_tokens", [10, 30, 60, 800])
+@pytest.mark.parametrize("language", COVERAGE_CASES)
+def test_every_non_blank_line_is_in_some_unit(language, max_unit_tokens):
+    """Whatever the size limit, and however a class or namespace is split, no line is lost:
+    a line in no unit can never be found or loaded."""
+    text = COVERAGE_CASES[language]
+    units = file_units("f", language, text, outline("f", text, language), max_unit_tokens=max_unit_tokens)
+    covered = {k for u in units for k in range(u.start, u.end + 1)}
+    lines = text.split("\n")
+    assert [(k, line) for k, line in enumerate(lines, 1) if line.strip() and k not in covered] == []
+    assert all(u.text == "\n".join(lines[u.start - 1:u.end]) for u in units)
+
+
+def test_a_split_class_and_namespace_keep_their_fields_and_closing_lines():
+    """C++: the ``private:`` fields after a split class's methods are a unit named after the
+    class; a namespace's closing line stays with its last member instead of making a unit of ``}``."""
+    units = file_units("store.cc", "cpp", CPP, outline("store.cc", CPP, "cpp"), max_unit_tokens=30)
+    assert unit_spans(units) == [
+        ("preamble", "store.cc", 1, 3), ("module", "auth", 4, 5), ("class", "auth.TokenStore", 6, 8),
+        ("method", "auth.TokenStore.TokenStore", 9, 9), ("method", "auth.TokenStore.expired", 10, 10),
+        ("method", "auth.TokenStore.put", 11, 13),
+        ("module", "auth.TokenStore: private:", 14, 16),  # private: / items_ / };
+        ("method", "auth.TokenStore.expired", 18, 20),
+        ("function", "auth.clamp", 22, 27)]  # with `}  // namespace auth`
+    # Ruby: `class << self` between methods, and the `end`s after the last one
+    units = file_units("auth.rb", "ruby", RUBY, outline("auth.rb", RUBY, "ruby"), max_unit_tokens=30)
+    assert unit_spans(units)[5:7] == [("module", "Auth.TokenStore: class << self", 17, 17),
+                                      ("method", "Auth.TokenStore.build", 18, 23)]
+
+
 @pytest.mark.parametrize("spec", languages.SPECS, ids=lambda s: s.language)
 def test_a_syntax_error_keeps_the_definitions_around_it(spec):
     """Each language on a broken file: outline never raises and skeleton still works."""

@@ -149,17 +149,26 @@ def declared_title(keyword: str, names: tuple[str, ...], most: int = 3) -> str:
 
 
 def _module_unit(path: str, language: str, lines: list[str], start: int, end: int, outline: Outline,
-                 preamble: bool = False) -> Unit:
+                 preamble: bool = False, container: str = "") -> Unit:
     """Module-level code: the preamble before the first symbol (titled by the file), or code
     between symbols, named by the names it declares (:attr:`Outline.declarations`), else by its
-    first line. Both define the names they declare."""
+    first line. Both define the names they declare. Code between the members of a split class
+    or namespace is named the same way after its ``container`` (``Router: ROUTES = {``)."""
     declared = [(keyword, name) for line, keyword, name in outline.declarations if start <= line <= end]
     names = tuple(dict.fromkeys(name for _, name in declared))
     body = _slice(lines, start, end)
     if preamble:
         return Unit(path, language, "preamble", path, "", "", start, end, body, defines=names, imports=outline.imports)
     title = declared_title(declared[0][0], names) if declared else lines[start - 1].strip()[:60]
+    if container:
+        title = f"{container}: {title}"
     return Unit(path, language, "module", title, "", "", start, end, body, defines=names)
+
+
+_CLOSERS = re.compile(r"^\s*(?:[)\]}]+|end)\s*[;,]?\s*(?:(?://|#|--).*|/\*.*\*/\s*)?$", re.I)
+"""A line that only closes a block (``}``, ``};``, ``)``, Ruby's and Lua's ``end``), perhaps with a
+comment (``}  // namespace geo``): it is kept with the unit above rather than made a unit that
+holds nothing else."""
 
 
 def code_units(path: str, language: str, text: str, outline: Outline, max_unit_tokens: int) -> list[Unit]:  # noqa: C901 - one unit kind per branch (symbol, gap, part)
@@ -175,13 +184,20 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
         units.append(_module_unit(path, language, lines, 1, preamble_end, outline, preamble=True))
     covered_to = preamble_end
 
-    def gap(start: int, end: int) -> None:
+    def gap(start: int, end: int, container: str = "") -> None:
+        """The code from ``start`` to ``end`` that no symbol holds, as a unit of its own: without
+        it those lines would be in no unit, never found and never loaded."""
         while start <= end and not lines[start - 1].strip():  # trim blank lines around it
             start += 1
         while end >= start and not lines[end - 1].strip():
             end -= 1
-        if end >= start:
-            units.append(_module_unit(path, language, lines, start, end, outline))
+        if end < start:
+            return
+        if units and all(_CLOSERS.match(line) for line in lines[start - 1 : end] if line.strip()):
+            last = units[-1]  # a class's or namespace's closing brace: with its last member
+            units[-1] = Unit(**{**last.__dict__, "end": end, "text": _slice(lines, last.start, end)})
+            return
+        units.append(_module_unit(path, language, lines, start, end, outline, container=container))
 
     def cut(sym: Symbol, start: int, pool: tuple[Symbol, ...] | list[Symbol]) -> None:
         children = [s for s in pool if s is not sym and sym.start_line <= s.start_line and s.end_line <= sym.end_line]
@@ -190,11 +206,15 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
             head_end = min(c.start_line for c in children) - 1
             if head_end >= start:
                 units.append(_symbol_unit(path, language, lines, sym, [], start, head_end))
+            done = head_end
             for child in outermost(children):  # a function nested in a method stays in the method
+                gap(done + 1, child.start_line - 1, sym.qualname)  # fields, constants, `private:` between members
                 if sym.kind == "module":  # a namespace (C#, C++, Ruby, Rust mod): its members are cut as top-level ones are
                     cut(child, child.start_line, children)
                 else:
                     units.append(_symbol_unit(path, language, lines, child, [c for c in children if c is not child and child.start_line <= c.start_line and c.end_line <= child.end_line]))
+                done = max(done, child.end_line)
+            gap(done + 1, sym.end_line, sym.qualname)
         else:
             units.append(_symbol_unit(path, language, lines, sym, children, start))
 
