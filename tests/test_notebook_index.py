@@ -144,6 +144,28 @@ def test_a_4_5_notebook_written_without_ids_keeps_its_cells_fresh(tmp_path, recw
     assert not [w for w in recwarn if "MissingIDField" in type(w.message).__name__]
 
 
+def test_cells_that_share_an_id_are_keyed_by_position_and_both_stay_fresh(tmp_path):
+    """A cell duplicated in an editor that keeps ids: keyed by id, the second cell could never
+    be read back (the first match was returned) and was stale from the start."""
+    cell = lambda key, src: {"cell_type": "code", "id": key, "metadata": {}, "execution_count": None, "outputs": [], "source": src}
+    raw = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"name": "python3", "language": "python", "display_name": "P"}},
+           "cells": [cell("a1b2c3", "def load(path):\n    return open(path).read()\n"),
+                     cell("a1b2c3", "def save(path, text):\n    open(path, 'w').write(text)\n"),
+                     cell("z9", "def keep():\n    return 1\n")]}
+    assert [c.key for c in notebook_cells(json.dumps(raw))] == ["#0", "#1", "z9"]  # a unique id is kept
+    odd = {**raw, "cells": [*raw["cells"], cell("#0", "x = 1\n")]}  # an id that reads as a position key is not one
+    assert [c.key for c in notebook_cells(json.dumps(odd))] == ["#0", "#1", "z9", "#3"]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "dup.ipynb").write_text(json.dumps(raw))
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, progress=False, wait=True)
+    texts = {n.reference.cell: loom.graph.text(n.id) for n in loom.graph.content_nodes()}
+    assert texts == {"#0": "def load(path):\n    return open(path).read()",
+                     "#1": "def save(path, text):\n    open(path, 'w').write(text)",
+                     "z9": "def keep():\n    return 1"}
+
+
 def test_a_file_named_ipynb_that_is_not_a_notebook_is_cut_as_text():
     with pytest.raises(NotebookError, match="not notebook JSON"):
         notebook_cells("{ not json", "broken.ipynb")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +48,8 @@ class Cell:
 
     key: str
     """The cell's id as written in the file, or ``#index`` when it has none (nbformat < 4.5, or a
-    4.5 notebook some tool wrote without them)."""
+    4.5 notebook some tool wrote without them) or shares it with another cell (a cell copied in
+    an editor that keeps ids)."""
     number: int
     """Position in the notebook, from 1 (what a person calls "cell 3")."""
     kind: str
@@ -114,10 +116,13 @@ def notebook_cells(text: str, where: str = "notebook") -> list[Cell]:
     meta = nb.get("metadata") or {}
     language = str((meta.get("kernelspec") or {}).get("language") or (meta.get("language_info") or {}).get("name") or "python").lower()
     ids = _written_ids(text)
+    shared = {key for key, count in Counter(ids or ()).items() if count > 1}
     cells = []
     for index, cell in enumerate(nb.get("cells") or ()):
         kind = str(cell.get("cell_type", "raw"))
         written = ids[index] if ids is not None and index < len(ids) else None
+        if written in shared:  # a cell copied with its id: by id only the first could be found
+            written = None
         cells.append(Cell(key=str(written or f"#{index}"), number=index + 1, kind=kind,
                           language=language if kind == "code" else "markdown" if kind == "markdown" else "text",
                           text=cell_text(cell)))
@@ -139,7 +144,8 @@ def _written_ids(text: str) -> list[str | None] | None:
     cells = doc.get("cells") if isinstance(doc, dict) and doc.get("nbformat") == 4 else None
     if not isinstance(cells, list):
         return None
-    return [str(c["id"]) if isinstance(c, dict) and isinstance(c.get("id"), str) and c["id"] else None for c in cells]
+    return [str(c["id"]) if isinstance(c, dict) and isinstance(c.get("id"), str) and c["id"] and not c["id"].startswith("#")
+            else None for c in cells]  # "#3" is a position key (nbformat's ids never start so)
 
 
 _NOTEBOOKS: BoundedLRU[str, tuple[tuple, list[Cell]]] = BoundedLRU(_CACHE_SIZE)
