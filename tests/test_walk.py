@@ -448,6 +448,19 @@ def test_generated_and_big_data_files_are_skipped(tmp_path: Path):
     assert got["fixture.json"].startswith("data file over 100,000 bytes")
 
 
+def test_csv_and_tsv_are_data_files_and_skipped_when_large(tmp_path: Path):
+    """The README's rule for data files (over 100,000 bytes: skipped) holds for CSV too: a CSV
+    was walked as unknown text and a 300 kB table was cut into windows."""
+    rows = "".join(f"2024-01-{k % 28 + 1:02d},user{k},{k * 7 % 101}\n" for k in range(6000))
+    make(tmp_path, {"small.csv": "day,user,clicks\n2024-01-01,ann,3\n", "big.csv": "day,user,clicks\n" + rows,
+                    "big.tsv": rows.replace(",", "\t"), "Small.TSV": "a\tb\n"})
+    assert (tmp_path / "big.csv").stat().st_size > 100_000
+    result = walk_workspace(tmp_path)
+    assert [(f.path, f.language) for f in result.files] == [("Small.TSV", "tsv"), ("small.csv", "csv")]
+    got = reasons(result)
+    assert got["big.csv"].startswith("data file over 100,000 bytes") and got["big.tsv"].startswith("data file over 100,000 bytes")
+
+
 def test_images_and_fonts_stored_as_text_are_skipped(tmp_path: Path):
     make(tmp_path, {
         "lib/plot.py": "def plot():\n    pass\n",

@@ -33,7 +33,7 @@ LANGUAGES: dict[str, str] = {
     ".cpp": "cpp", ".hpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".hh": "cpp", ".hxx": "cpp",
     ".rb": "ruby", ".rake": "ruby", ".gemspec": "ruby", ".cs": "csharp",
     ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".lua": "lua", ".scala": "scala", ".sc": "scala",
-    ".sql": "sql", ".html": "html", ".css": "css", ".xml": "xml",
+    ".sql": "sql", ".html": "html", ".css": "css", ".xml": "xml", ".csv": "csv", ".tsv": "tsv",
 }
 """File extension (lower case, with the dot) -> language name used by the indexers."""
 

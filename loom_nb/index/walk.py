@@ -241,7 +241,8 @@ DRAWING_FILES: tuple[str, ...] = ("*.svg", "*.eps", "*.ps", "*.pdf", "*.afm")
 tables, which no question reads. matplotlib's 678 SVG test images hold twice the text of its
 Python code; Django's docs draw 30 diagrams."""
 
-DATA_LANGUAGES = frozenset({"json", "yaml", "xml", "csv", "toml"})
+DATA_LANGUAGES = frozenset({"json", "yaml", "xml", "csv", "tsv", "toml"})
+"""Languages of data files, skipped over ``max_data_file_bytes``: rows and records, not prose or code."""
 
 
 def _default_ignored(name: str) -> bool:
