@@ -98,7 +98,7 @@ def test_an_html_page_is_cut_by_heading_without_scripts_or_navigation(tmp_path):
     path.write_text(HTML, encoding="utf-8")
     sections = document_sections(path)
     assert [s.title for s in sections] == ["guide.html § Install", "guide.html § Install > From source", "guide.html § Usage"]
-    assert sections[0].text == "Run pip install loom-nb ."
+    assert sections[0].text == "Run pip install loom-nb."  # inline <code> adds no space
     assert sections[1].text == "Clone the repository.\n\nmake setup\nmake test"  # a pre keeps its lines
     assert "Open a session." in sections[2].text and "Ask a question." in sections[2].text
     joined = "\n".join(s.text for s in sections)
@@ -120,6 +120,28 @@ def test_every_text_of_a_page_is_kept_whatever_element_holds_it(tmp_path):
     deep = tmp_path / "deep.html"
     deep.write_text("<div>" * 3000 + "deep text" + "</div>" * 3000, encoding="utf-8")
     assert [s.text for s in document_sections(deep)] == ["deep text"]
+
+
+def test_an_article_keeps_its_own_header_and_footer_and_inline_tags_do_not_split_words(tmp_path):
+    """Blog and docs generators put the title and date in the article's <header>: only the
+    page's own header and footer (outside article, aside, main, nav and section, or marked
+    banner/contentinfo) are site chrome. Inline elements are part of a word (H<sub>2</sub>O);
+    block elements and <br> separate."""
+    path = tmp_path / "post.html"
+    path.write_text("""<!doctype html><html><head><title>My Blog</title></head><body>
+<header class="site"><nav><a href="/">Home</a></nav><p>Site tagline</p></header>
+<div class="wrap"><div role="banner">Banner text</div><header>Wrapped site header</header></div>
+<main><article>
+  <header><h1>Configuring the token refresh</h1><p class="meta">Posted 2024-01-02</p></header>
+  <p>The refresh token is rotated on every use.</p>
+  <h2>Install H<sub>2</sub>O</h2>
+  <p>Mix H<sub>2</sub>O; call <code>loom</code>s twice.<br>Then wait.</p>
+  <footer>Tags: auth</footer>
+</article></main>
+<footer role="contentinfo">© someone</footer><footer>Site footer</footer></body></html>""", encoding="utf-8")
+    assert [(s.title, s.text) for s in document_sections(path)] == [
+        ("post.html § Configuring the token refresh", "Posted 2024-01-02\n\nThe refresh token is rotated on every use."),
+        ("post.html § Configuring the token refresh > Install H2O", "Mix H2O; call looms twice. Then wait.\n\nTags: auth")]
 
 
 def test_a_long_section_is_cut_at_paragraphs(tmp_path):

@@ -32,9 +32,15 @@ SECTION_TOKENS = 1200
 DOCUMENT_SUFFIXES = {".pdf": "pdf", ".html": "html", ".htm": "html", ".ipynb": "notebook"}
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _BLOCKS = frozenset("""address article aside blockquote body caption dd details div dl dt fieldset figcaption figure
-    hr li main ol p section summary table tbody td tfoot th thead tr ul""".split())
-"""Elements whose text is a block of its own: a run of text ends where one starts or ends."""
-_DROP = ("script", "style", "noscript", "nav", "footer", "header", "svg", "form", "template")
+    footer header hgroup hr legend li main menu ol p section summary table tbody td tfoot th thead tr ul""".split())
+"""Elements whose text is a block of its own: a run of text ends where one starts or ends. Other
+elements (``b``, ``code``, ``sub``, ``a``...) are inline: their text joins the words around it
+as the browser shows it, so ``H<sub>2</sub>O`` reads "H2O"."""
+_DROP = ("script", "style", "noscript", "nav", "svg", "form", "template")
+_CHROME_ROLES = frozenset({"banner", "contentinfo", "navigation"})
+_SECTIONING = ("article", "aside", "main", "nav", "section")
+"""A ``<header>``/``<footer>`` inside one of these belongs to it (an article's title and date);
+outside, it is the site's banner or footer (its implicit ARIA role), dropped as navigation is."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,14 @@ def _html_sections(path: Path) -> list[Section]:
     soup = BeautifulSoup(read_text(path), "html.parser")
     for tag in soup(_DROP):
         tag.decompose()
+    chrome = [tag for tag in soup.find_all(True)
+              if str(tag.get("role") or "").lower() in _CHROME_ROLES
+              or (tag.name in ("header", "footer") and tag.find_parent(_SECTIONING) is None)]
+    for tag in chrome:
+        if not tag.decomposed:  # one inside another was removed with it
+            tag.decompose()
+    for br in soup("br"):
+        br.replace_with("\n")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     if soup.title is not None:
         soup.title.decompose()
@@ -175,7 +189,7 @@ def _html_runs(body) -> Iterator[tuple[int, str]]:
     words: list[str] = []
 
     def run() -> Iterator[tuple[int, str]]:
-        text = " ".join(" ".join(words).split())
+        text = " ".join("".join(words).split())  # the text's own spaces, none added between inline pieces
         words.clear()
         if text:
             yield 0, text
@@ -192,7 +206,7 @@ def _html_runs(body) -> Iterator[tuple[int, str]]:
                 words.append(str(child))
         elif child.name in _HEADINGS or child.name == "pre":
             yield from run()
-            text = " ".join(child.get_text(" ").split()) if child.name != "pre" else child.get_text().strip("\n")
+            text = " ".join(child.get_text().split()) if child.name != "pre" else child.get_text().strip("\n")
             if text.strip():
                 yield (int(child.name[1]) if child.name != "pre" else 0), text
         else:
