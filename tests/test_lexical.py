@@ -489,6 +489,28 @@ def test_line_mentions_read_frames_and_file_line_forms():
     assert len(line_mentions(many)) == 40 and line_mentions(many)[-1] == ("a/m99.py", 100, "f")  # the deepest
 
 
+def test_every_outlined_code_language_is_code_and_data_files_are_not():
+    """Files in the languages the README's outline table lists rank as code (file_reference
+    provenance) and their file:line places are read; data, configuration and prose are not code.
+    The code extensions come from the language map, so a new extension cannot be forgotten."""
+    from loom_nb.core.files import CODE_LANGUAGES, LANGUAGES
+    from loom_nb.core.paths import file_role
+
+    code = ["src/engine.cpp", "src/engine.cxx", "include/engine.hh", "include/engine.hxx", "build.gradle.kts",
+            "src/App.sc", "lua/plugin/init.lua", "scripts/deploy.sh", "scripts/run.bash", "db/schema.sql",
+            "lib/tasks/db.rake", "app.gemspec", "Gemfile", "Rakefile", "types.pyi", "src/Auth.cs"]
+    assert {p: file_role(p) for p in code} == dict.fromkeys(code, "code")
+    other = ["config.yaml", "ci.yml", "pyproject.toml", "package.json", "setup.cfg", "tox.ini", "guide.md",
+             "notes.txt", "page.html", "site.css", "pom.xml", "rows.csv", "explore.ipynb", "Makefile", "Dockerfile"]
+    assert {p: file_role(p) for p in other} == dict.fromkeys(other, "other")
+    assert set(LANGUAGES.values()) - CODE_LANGUAGES == {
+        "markdown", "notebook", "text", "json", "toml", "yaml", "config", "html", "css", "xml", "csv", "tsv"}
+    assert line_mentions("lua: lua/plugin/init.lua:12: attempt to index a nil value") == [("lua/plugin/init.lua", 12, None)]
+    assert line_mentions("Segfault in src/engine.cxx:42 (called from include/engine.hxx:7), see db/schema.sql:3") == [
+        ("src/engine.cxx", 42, None), ("include/engine.hxx", 7, None), ("db/schema.sql", 3, None)]
+    assert line_mentions("deploy.sh:9: command not found; site.css:4; conf.yaml:2") == [("deploy.sh", 9, None)]
+
+
 def test_line_mentions_stay_linear_on_any_paste():
     """A first version read "a path, then .py:12" with one pattern, which retries every start
     of a run of path characters: 32,000 'a' took it 8 s, quadratic. Each shape here takes

@@ -43,6 +43,15 @@ FILENAME_LANGUAGES: dict[str, str] = {
 }
 """Whole file names without an extension that are known text."""
 
+CODE_LANGUAGES: frozenset[str] = frozenset({
+    "python", "javascript", "typescript", "tsx", "go", "rust", "java", "php", "shell", "c", "cpp",
+    "ruby", "csharp", "kotlin", "swift", "lua", "scala", "sql",
+})
+"""The languages of :data:`LANGUAGES` that are program source; prose, markup, data and
+configuration (Markdown, JSON, YAML, TOML, INI, HTML, CSS, XML, CSV) are not. The ranking's code
+role (:data:`loom_nb.core.paths.CODE_EXTENSIONS`) is read from here, so a new extension of a code
+language is code at once."""
+
 SNIFF_BYTES = 8192
 """How much of a file is read to decide whether it is binary (git reads the same 8 KiB)."""
 

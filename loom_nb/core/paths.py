@@ -16,6 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .files import CODE_LANGUAGES, FILENAME_LANGUAGES, LANGUAGES
 from .query import commit_scopes, message_part
 
 PATH_SCORE, BASENAME_SCORE, STEM_SCORE, FOLDER_SCORE = 1.0, 0.7, 0.4, 0.25
@@ -357,11 +358,13 @@ def _scope_mentions(table: _PathTable, scope: str) -> np.ndarray:
     return np.where(named, SCOPE_SCORE, np.where(folder, FOLDER_SCORE, 0.0))
 
 
-CODE_EXTENSIONS: frozenset[str] = frozenset({
-    ".py", ".pyi", ".go", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".rs", ".java", ".php",
-    ".c", ".h", ".cc", ".cpp", ".hpp", ".rb", ".kt", ".swift", ".cs", ".scala",
-})
-"""Extensions of program source files."""
+CODE_EXTENSIONS: frozenset[str] = frozenset(ext for ext, language in LANGUAGES.items() if language in CODE_LANGUAGES)
+"""Extensions of program source files: those :data:`~loom_nb.core.files.LANGUAGES` gives a code
+language (``.cxx``, ``.lua``, ``.kts``, ``.sh``, ``.sql``... were missing from a list kept by hand,
+so their units ranked as documentation)."""
+CODE_FILENAMES: frozenset[str] = frozenset(
+    name.lower() for name, language in FILENAME_LANGUAGES.items() if language in CODE_LANGUAGES)
+"""Whole names of program source files without an extension (``Gemfile``, ``Rakefile``), lower case."""
 
 _TEST_PARTS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures",
                          "benchmarks", "benchmark", "asv_bench"})
@@ -417,7 +420,7 @@ def file_role(path: str) -> str:
     name, folders = parts[-1], set(parts[:-1])
     stem, dot, ext = name.rpartition(".")
     stem = stem if dot else name
-    is_code = bool(dot) and f".{ext}" in CODE_EXTENSIONS
+    is_code = (bool(dot) and f".{ext}" in CODE_EXTENSIONS) or name in CODE_FILENAMES
     if folders & _TEST_PARTS or (is_code and (name == "conftest.py" or stem.startswith("test_") or stem == "tests"
                                                or stem.endswith(("_test", "_tests", "_spec", ".test", ".spec")))):
         return "test"
