@@ -483,6 +483,47 @@ def test_go_constants_and_variables_name_the_module_level_unit_that_declares_the
     assert result.table[0].title == "router.go:15-18 var ErrNotFound"
 
 
+def test_go_units_name_each_keyword_and_keep_a_type_group_s_parentheses():
+    """A unit holding consts and a var names each with its own keyword; a grouped
+    ``type ( … )`` keeps ``type (`` with its first type and ``)`` with its last, instead of
+    ``type (`` stuck to the unit above and a unit named ``)``."""
+    from loom_nb.index.symbols import outline
+    from loom_nb.index.units import file_units
+
+    text = (
+        "package gen\n"        # 1
+        "\n"                   # 2
+        "func Init() {}\n"     # 3
+        "\n"                   # 4
+        "const (\n"            # 5
+        "\tA = 1\n"            # 6
+        "\tB = 2\n"            # 7
+        ")\n"                  # 8
+        "\n"                   # 9
+        "var Default = 3\n"    # 10
+        "\n"                   # 11
+        "// Keys of a record.\n"  # 12
+        "type (\n"             # 13
+        "\tID int\n"           # 14
+        "\t// Name is shown.\n"  # 15
+        "\tName string\n"      # 16
+        ")\n"                  # 17
+        "\n"                   # 18
+        "func Run() {}\n"      # 19
+    )
+    found = outline("gen.go", text, "go")
+    units = file_units("gen.go", "go", text, found)
+    assert [(u.kind, u.name, u.start, u.end) for u in units] == [
+        ("preamble", "gen.go", 1, 2), ("function", "Init", 3, 3),
+        ("module", "const A, B; var Default", 5, 10),
+        ("type", "ID", 12, 14), ("type", "Name", 15, 17),
+        ("function", "Run", 19, 19)]
+    assert units[2].defines == ("A", "B", "Default")
+    types = {s.name: s for s in found.symbols if s.kind == "type"}
+    assert types["ID"].signature == "type ID int" and types["ID"].doc == "Keys of a record."
+    assert types["Name"].signature == "type Name string" and types["Name"].doc == "Name is shown."
+
+
 def test_a_session_cut_by_an_older_units_version_is_recut(tmp_path):
     from loom_nb import HashingEmbedder, Loom
 

@@ -388,6 +388,8 @@ class _Def:
     start_line: int = 0
     end_line: int = 0
     owner: str | None = None  # a type named outside the definition (C++ `A::f`, Lua `M.f`)
+    lines_from: object | None = None  # a wider node the lines start at (a Go group's `type (`)
+    lines_to: object | None = None    # a wider node the lines end at (the group's `)`)
 
 
 def _text(node, src: bytes) -> str:
@@ -450,6 +452,8 @@ def _describe(family: str, node, src: bytes, outer) -> list[_Def]:  # noqa: C901
                 body = next((c for c in typ.children if c.type == "{"), None)
             whole = outer if len(specs) == 1 else spec
             found.append(_Def(kind, _name_of(spec, src), whole, spec, body, members))
+        if len(specs) > 1:  # `type (` goes with the first type and `)` with the last, not left as lines of their own
+            found[0].lines_from, found[-1].lines_to = outer, outer
         return found
     if kind is None:
         return []
@@ -612,12 +616,15 @@ def _leading_comments(outer, family: str) -> tuple[list, int]:
 def _finish(defs: list[_Def], family: str, src: bytes) -> None:
     for d in defs:
         comments, top = _leading_comments(d.outer, family)
+        if d.lines_from is not None:  # its own comment is its doc, else the group's
+            group_comments, top = _leading_comments(d.lines_from, family)
+            comments = comments or group_comments
         doc = _python_docstring(d.decl, src) if family == _PY else ""
         if not doc and comments:
             doc = _clean_comment("\n".join(_text(c, src).rstrip() for c in comments))
         d.doc = doc if len(doc) <= MAX_DOC_CHARS else doc[:MAX_DOC_CHARS - 1].rstrip() + "…"
         d.start_line = top + 1
-        d.end_line = max(d.start_line, _end_line(d.outer))
+        d.end_line = max(d.start_line, _end_line(d.lines_to or d.outer))
 
 
 def _assign_references(defs: list[_Def], calls: list[tuple[int, str]]) -> list[set[str]]:

@@ -135,17 +135,27 @@ def leading_comment_start(lines: list[str], start: int, floor: int) -> int:
     return k + 1
 
 
-def declared_title(keyword: str, names: tuple[str, ...], most: int = 3) -> str:
-    """The name of a module-level unit that declares ``names``: what it holds, not its first
-    line (``const (``).
+def declared_title(declared: list[tuple[str, str]], most: int = 3) -> str:
+    """The name of a module-level unit that declares ``(keyword, name)`` pairs: what it holds,
+    not its first line (``const (``), each name under its own keyword.
 
-    >>> declared_title("const", ("NotFoundRouteName", "MethodNotAllowedRouteName"))
+    >>> declared_title([("const", "NotFoundRouteName"), ("const", "MethodNotAllowedRouteName")])
     'const NotFoundRouteName, MethodNotAllowedRouteName'
-    >>> declared_title("var", ("A", "B", "C", "D", "E"))
+    >>> declared_title([("var", name) for name in "ABCDE"])
     'var A, B, C and 2 more'
+    >>> declared_title([("const", "A"), ("const", "B"), ("var", "Default")])
+    'const A, B; var Default'
     """
-    shown = ", ".join(names[:most])
-    return f"{keyword} {shown}" + (f" and {len(names) - most} more" if len(names) > most else "")
+    keywords = {name: keyword for keyword, name in reversed(declared)}  # the keyword of its first declaration
+    names = list(dict.fromkeys(name for _, name in declared))
+    runs: list[tuple[str, list[str]]] = []
+    for name in names[:most]:
+        if runs and runs[-1][0] == keywords[name]:
+            runs[-1][1].append(name)
+        else:
+            runs.append((keywords[name], [name]))
+    shown = "; ".join(f"{keyword} {', '.join(group)}" for keyword, group in runs)
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def _module_unit(path: str, language: str, lines: list[str], start: int, end: int, outline: Outline,
@@ -159,7 +169,7 @@ def _module_unit(path: str, language: str, lines: list[str], start: int, end: in
     body = _slice(lines, start, end)
     if preamble:
         return Unit(path, language, "preamble", path, "", "", start, end, body, defines=names, imports=outline.imports)
-    title = declared_title(declared[0][0], names) if declared else lines[start - 1].strip()[:60]
+    title = declared_title(declared) if declared else lines[start - 1].strip()[:60]
     if container:
         title = f"{container}: {title}"
     return Unit(path, language, "module", title, "", "", start, end, body, defines=names)
