@@ -721,6 +721,21 @@ def test_toml_is_split_by_top_level_key_and_table(tmp_path):
     assert unit_spans(units) == [(s.kind, s.name, s.start_line, s.end_line) for s in o.symbols]
 
 
+def test_toml_multi_line_strings_end_where_tomllib_ends_them():
+    """Inside a \"\"\" string a backslash escapes the quote after it, and a closing \"\"\" may follow
+    one or two quotes of the string's own; a literal \'\'\' string has no escapes. A string read as
+    closed too early made a line inside it a phantom table."""
+    import tomllib
+
+    text = ('[a]\nx = """\nsay \\"""\n[fake]\n"""\n'  # 1-5: an escaped quote does not close it
+            'y = """quoted""""\n'                    # 6: closes after the string's own quote
+            "z = \'\'\'\nback\\\'\'\'\n"           # 7-8: a literal string: the backslash is text
+            "[b]\nw = 1\n")                         # 9-10
+    assert list(tomllib.loads(text)) == ["a", "b"] and tomllib.loads(text)["a"]["y"] == 'quoted"'
+    entries, error = datafiles.split(text, "toml")
+    assert error is None and [(e.name, e.start, e.end) for e in entries] == [("a", 1, 8), ("b", 9, 10)]
+
+
 JSON = """\
 {
   "name": "loom",

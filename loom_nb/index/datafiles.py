@@ -167,15 +167,29 @@ def _yaml_heads(lines: list[str]) -> list[tuple[int, str, str]]:
 # TOML
 
 
+def _toml_string_end(line: str, i: int, open_string: str) -> tuple[int, str | None]:
+    """Where the scan of an open multi-line string goes on after ``line[i]``, and whether the
+    string is still open. In a basic string a backslash escapes the next character (an escaped
+    quote closes nothing); a run of three or more quotes closes the string after the run (up to
+    two quotes before the closing three belong to the string, as tomllib reads them); a literal
+    string has no escapes."""
+    quote, n = open_string[0], len(line)
+    if quote == '"' and line[i] == "\\":
+        return i + 2, open_string
+    if line[i] != quote:
+        return i + 1, open_string
+    run = i
+    while run < n and line[run] == quote:
+        run += 1
+    return run, (None if run - i >= 3 else open_string)
+
+
 def _toml_scan(line: str, i: int, depth: int, open_string: str | None) -> tuple[int, str | None]:
     """Bracket depth and open multi-line string after the rest of ``line`` from ``i``."""
     n = len(line)
     while i < n:
         if open_string is not None:
-            close = line.find(open_string, i)
-            if close < 0:
-                return depth, open_string
-            i, open_string = close + 3, None
+            i, open_string = _toml_string_end(line, i, open_string)
             continue
         ch = line[i]
         if ch == "#":
