@@ -116,6 +116,30 @@ def test_structure_edges_follow_imports_and_calls(workspace):
     assert (http, "imports") in loom.graph.structure_of(client) or (http, "references") in loom.graph.structure_of(client)
 
 
+def test_a_file_cut_into_windows_keeps_its_imports_on_the_first_window(tmp_path):
+    """A script with no definitions, a Lua file of top-level code and a percent script's cell
+    are cut into windows; their imports used to go with the outline, so they drew no edge."""
+    from loom_nb.index.symbols import outline
+    from loom_nb.index.units import file_units
+
+    script = "from pkg.churn_utils import load\n\ndata = load('x.csv')\nprint(len(data))\n"
+    units = file_units("script.py", "python", script, outline("script.py", script, "python"))
+    assert [(u.kind, u.start, u.end, u.imports) for u in units] == [("window", 1, 4, ("pkg.churn_utils",))]
+    files = {
+        "pkg/churn_utils.py": "def load(path):\n    return open(path).read()\n",
+        "script.py": script,
+        "perc.py": "# %%\nfrom pkg.churn_utils import load\n\n# %%\ndef main():\n    return load('x.csv')\n",
+        "lib/util.lua": "local M = {}\nfunction M.go() return 1 end\nreturn M\n",
+        "main.lua": 'local util = require("lib.util")\nutil.go()\n',
+    }
+    loom, by_title = indexed(tmp_path / "ws", files)
+    load = by_title["pkg/churn_utils.py:1-2 load"].id
+    util = by_title["lib/util.lua (module)"].id  # an imports edge goes to the file's first unit
+    assert (load, "imports") in loom.graph.structure_of(by_title["script.py:1-4 lines 1-4"].id)
+    assert (load, "imports") in loom.graph.structure_of(by_title["perc.py:1-2 from pkg.churn_utils import load"].id)
+    assert (util, "imports") in loom.graph.structure_of(by_title["main.lua:1-2 lines 1-2"].id)
+
+
 def test_a_call_joins_the_definition_in_scope_not_every_namesake(tmp_path):
     # `parse` is defined three times: beside the caller, in a module it imports and in an
     # unrelated one. A bare-name join linked all three; the language binds the nearest.

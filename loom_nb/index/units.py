@@ -238,10 +238,16 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
     if top:
         gap(covered_to + 1, len(lines))
     if not units:
-        return window_units(path, language, text)
-    if outline.imports and units[0].kind != "preamble":
-        first_unit = units[0]
-        units[0] = Unit(**{**first_unit.__dict__, "imports": outline.imports})
+        units = window_units(path, language, text)
+    return units if units and units[0].kind == "preamble" else _imports_first(units, outline)
+
+
+def _imports_first(units: list[Unit], outline: Outline) -> list[Unit]:
+    """``units`` with the file's imports on the first, where the preamble would hold them: the
+    imports edges of a file are drawn from its units, so a file cut into windows (a script with
+    no definitions) would otherwise import nothing."""
+    if units and outline.imports:
+        units[0] = Unit(**{**units[0].__dict__, "imports": outline.imports})
     return units
 
 
@@ -320,5 +326,5 @@ def file_units(path: str, language: str, text: str, outline: Outline, max_unit_t
     elif outline.parsed and any(s.kind in CODE_KINDS for s in outline.symbols):
         units = code_units(path, language, text, outline, max_unit_tokens)
     else:
-        return window_units(path, language, text)
+        return _imports_first(window_units(path, language, text), outline)
     return [part for unit in units for part in split_large(unit, max_unit_tokens)]
