@@ -111,7 +111,7 @@ def test_editing_holds_the_lock_so_writers_take_turns(tmp_path):
 
 
 def _other_process_edits(folder, timeout):
-    """Take the lock from a forked process (a lock is re-entrant within one process)."""
+    """Take the lock from a forked process (the lock is re-entrant within one thread)."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
@@ -129,6 +129,43 @@ def _other_process_edits(folder, timeout):
     os.close(read)
     if message != "ok":
         raise SessionLockedError(message)
+
+
+def test_a_second_thread_waits_for_the_first_and_loses_nothing(tmp_path):
+    """The lock belongs to a thread, not to the process: another thread's editing waits
+    until the first has saved, then builds on its nodes (it used to walk straight in, both
+    saved the same generation and one thread's nodes were lost)."""
+    import threading
+
+    hashing_loom(tmp_path).save()
+    outcome: dict[str, object] = {}
+
+    def edit(name, text, timeout):
+        try:
+            with Loom.editing(tmp_path, embedder=HashingEmbedder(), lock_timeout=timeout) as loom:
+                loom.add(text, split=False)
+            outcome[name] = "saved"
+        except BaseException as exc:  # noqa: BLE001 - the assertions below read it
+            outcome[name] = exc
+
+    with Loom.editing(tmp_path, embedder=HashingEmbedder()) as loom:
+        loom.add("oauth refresh from the first thread", split=False)
+        loom.save()  # the same thread takes the lock again without waiting
+        probe = threading.Thread(target=edit, args=("probe", "never written", 0.2))
+        probe.start()
+        probe.join(30)
+        second = threading.Thread(target=edit, args=("second", "kettle descaling from the second thread", 30))
+        second.start()
+        time.sleep(0.3)  # the second thread is now waiting (it used to be inside already)
+        assert "second" not in outcome
+    second.join(60)
+    assert isinstance(outcome["probe"], SessionLockedError) and "another thread of this process" in str(outcome["probe"])
+    assert outcome["second"] == "saved"
+    loom = hashing_loom(tmp_path)
+    assert sorted(loom.text(n.id) for n in loom.graph.content_nodes()) == [
+        "kettle descaling from the second thread", "oauth refresh from the first thread"]
+    assert loom.query("oauth refresh", budget=500).loaded
+    assert every_text_matches(tmp_path) == []
 
 
 @needs_fork
