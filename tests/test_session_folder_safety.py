@@ -101,6 +101,50 @@ def test_a_second_writer_is_refused_instead_of_dropping_the_first(tmp_path):
     assert texts == ["added by the first writer"]
 
 
+def test_a_session_replaced_by_another_at_the_same_generation_is_not_overwritten(tmp_path):
+    """A folder deleted and rebuilt by another process holds another session at the same
+    generation: the save is refused, and the other session keeps its nodes and files."""
+    import shutil
+
+    first = hashing_loom(tmp_path)
+    first.add("OAuth tokens expire after one hour", split=False)
+    first.save()
+    mine = hashing_loom(tmp_path)
+    mine.add("my notebook's new note", split=False)
+    shutil.rmtree(tmp_path)
+    theirs = hashing_loom(tmp_path)
+    theirs.add("the colleague's database failover runbook", split=False)
+    theirs.save()  # generation 1, as the session mine was read from
+    before = sorted(p.name for p in (tmp_path / "content").iterdir())
+    with pytest.raises(SessionConflictError, match="replaced by another session"):
+        mine.save()
+    assert sorted(p.name for p in (tmp_path / "content").iterdir()) == before
+    reopened = hashing_loom(tmp_path)
+    assert [reopened.text(n.id) for n in reopened.graph.content_nodes()] == ["the colleague's database failover runbook"]
+    assert reopened.query("database failover", budget=500).loaded == ["n1"]
+    mine.save(tmp_path / "elsewhere")  # what the message says to do: nothing of mine is lost
+    assert len(hashing_loom(tmp_path / "elsewhere").graph.content_vectors) == 2
+
+
+def test_a_graph_json_without_a_session_id_opens_saves_and_gets_one(tmp_path):
+    """Folders saved before sessions had an id still open and save, and carry one from then on."""
+    loom = hashing_loom(tmp_path)
+    loom.add("a note from an older loom-nb", split=False)
+    loom.save()
+    doc = json.loads((tmp_path / GRAPH_FILE).read_text())
+    identity = doc.pop("session")
+    (tmp_path / GRAPH_FILE).write_text(json.dumps(doc))
+    old = hashing_loom(tmp_path)
+    old.add("a note from today", split=False)
+    old.save()
+    old.add("and another", split=False)
+    old.save()
+    saved = json.loads((tmp_path / GRAPH_FILE).read_text())["session"]
+    assert len(saved) == 32 and saved != identity
+    again = hashing_loom(tmp_path)
+    assert len(again.graph.content_vectors) == 3 and again.query("older note", budget=500).loaded
+
+
 def test_editing_holds_the_lock_so_writers_take_turns(tmp_path):
     hashing_loom(tmp_path).save()
     with Loom.editing(tmp_path, embedder=HashingEmbedder()) as loom:

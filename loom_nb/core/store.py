@@ -24,6 +24,7 @@ import logging
 import os
 import re
 import tempfile
+import uuid
 import weakref
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -277,6 +278,14 @@ def _generation(doc: dict[str, Any] | None) -> int:
     return value if isinstance(value, int) and value >= 0 else 0
 
 
+def _identity(doc: dict[str, Any] | None) -> str | None:
+    """The session id a graph.json carries: a random id written when the session first
+    came to its folder and kept by every save there, so a folder rebuilt by another
+    session at the same generation is told apart. None in files written before it."""
+    value = doc.get("session") if doc else None
+    return value if isinstance(value, str) else None
+
+
 def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores: dict[str, Any] | None = None,
                lock_timeout: float | None = None, vectors: "str | VectorLocation | None" = None) -> Path:
     """Write ``graph`` to the session ``folder`` atomically; returns the graph.json path.
@@ -298,8 +307,9 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
         here = str(folder.resolve())
         _check_no_conflict(graph, folder, here, previous)
         generation = max(_peek_generation(folder / GRAPH_FILE), _generation(previous)) + 1
-        path = _write(graph, folder, generation, previous, cache_items, scores, open_store(vectors, folder))
-        graph.saved_as = (here, generation)
+        identity = _identity(previous) or uuid.uuid4().hex  # a new folder (or one from before ids) gets one
+        path = _write(graph, folder, generation, identity, previous, cache_items, scores, open_store(vectors, folder))
+        graph.saved_as = (here, generation, identity)
         return path
 
 
@@ -314,6 +324,14 @@ def _check_no_conflict(graph: LoomGraph, folder: Path, here: str, previous: dict
     generation = _generation(previous)
     if not ours:
         raise SessionConflictError(f"{folder}: already holds another session; open it with Loom.open, or save to an empty folder")
+    theirs, mine = _identity(previous), graph.saved_as[2]
+    # ids that differ are another session; only an id a save added to a file from before ids
+    # (mine None, at a later generation) is this session saved since, reported below
+    if theirs != mine and (mine is not None or graph.saved_as[1] == generation):
+        raise SessionConflictError(
+            f"{folder / GRAPH_FILE}: replaced by another session since this session was read (session {theirs}; this one "
+            f"is {mine}); nothing was written: save this session to another folder with save(folder), or open the "
+            "other one with Loom.open")
     if graph.saved_as[1] != generation:
         raise SessionConflictError(
             f"{folder / GRAPH_FILE}: saved by another process since this session was read (generation {generation}; "
@@ -321,7 +339,8 @@ def _check_no_conflict(graph: LoomGraph, folder: Path, here: str, previous: dict
             "redo the change and save again")
 
 
-def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, Any] | None, cache_items, scores, store) -> Path:
+def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previous: dict[str, Any] | None, cache_items, scores,
+           store) -> Path:
     """Length: the write order of a crash-safe save (content, vectors, then graph.json), kept in one place."""
     graph_path = folder / GRAPH_FILE
     (folder / "content").mkdir(exist_ok=True)
@@ -348,6 +367,7 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
         "schema_version": store.schema_version,
         "saved": utc_now(),
         "generation": generation,
+        "session": identity,
         "embedding": {"model": graph.embedding_model, "dim": int(dim)},
         "config": _config_to_dict(graph.config),
         "turn": graph.turn,
@@ -767,7 +787,7 @@ def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | No
         text_loader=load_text,
     )
     holder.append(graph)
-    graph.saved_as = (str(folder.resolve()), int(doc.get("generation", 0)))
+    graph.saved_as = (str(folder.resolve()), int(doc.get("generation", 0)), _identity(doc))
     return graph, doc
 
 
