@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from conftest import unit
-from loom_nb import EmbeddingMismatchError, HashingEmbedder, Loom, LoomConfig, LoomGraph, SessionFormatError, StaleReferenceError
+from loom_nb import EmbeddingMismatchError, HashingEmbedder, Loom, LoomConfig, LoomError, LoomGraph, SessionFormatError, StaleReferenceError
 from loom_nb.core.store import GRAPH_FILE, SCHEMA_VERSION, content_name, load_graph, save_graph
 
 
@@ -99,6 +99,47 @@ def test_a_failed_save_leaves_the_previous_session_intact(tmp_path, monkeypatch)
     assert (tmp_path / GRAPH_FILE).read_bytes() == before
     loaded, _ = load_graph(tmp_path)
     assert "n5" not in loaded and loaded.counts()["content"] == 4
+
+
+def test_a_non_finite_number_is_refused_before_saving_and_the_field_named(tmp_path):
+    """JSON cannot hold NaN or Infinity (orjson writes null), and a session saved with one
+    did not open again: the save refuses, naming the field, and the folder stays as it was."""
+    loom = Loom(tmp_path, embedder=HashingEmbedder())
+    loom.add("OAuth tokens expire after one hour", split=False)
+    loom.add("Sourdough rises by half in bulk", split=False)
+    loom.save()
+    before = (tmp_path / GRAPH_FILE).read_bytes()
+    loom.add("a third note", split=False)
+    object.__setattr__(loom.graph.config.weights, "semantic", float("nan"))  # past the dataclass's own check
+    with pytest.raises(LoomError, match="semantic.*finite"):
+        loom.save()
+    loom.graph.config = LoomConfig()
+    loom.graph._link_weight[0] = float("inf")  # however it got there
+    with pytest.raises(LoomError, match=r"links\.weight.*inf"):
+        loom.save()
+    assert (tmp_path / GRAPH_FILE).read_bytes() == before
+    reopened = Loom.open(tmp_path)
+    assert len(reopened.graph.content_vectors) == 2 and reopened.query("OAuth tokens", budget=500).loaded
+
+
+@pytest.mark.parametrize("weight", [None, float("nan"), float("inf"), "0.5"])
+def test_a_link_weight_that_is_not_a_number_is_a_format_error(tmp_path, weight):
+    """Even in a graph.json this user's loom-nb sealed (the schema is skipped then): a
+    null weight, which an older save wrote for NaN, used to open and fail with a TypeError."""
+    from loom_nb.core import store
+
+    loom = Loom(tmp_path, embedder=HashingEmbedder())
+    loom.add("OAuth tokens expire after one hour", split=False)
+    loom.save()
+    doc = json.loads((tmp_path / GRAPH_FILE).read_text())
+    doc["links"]["weight"][0] = weight
+    raw = json.dumps(doc).encode()
+    (tmp_path / GRAPH_FILE).write_bytes(raw)
+    (tmp_path / doc["vectors"]["seal"]).write_text(store._seal(raw))
+    with pytest.raises(SessionFormatError, match=f"{GRAPH_FILE}.*link weight"):
+        opened = Loom.open(tmp_path)
+        opened.query("OAuth", budget=500)
+        opened.graph.nx
 
 
 def _write(tmp_path, data: bytes):

@@ -385,6 +385,7 @@ def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previ
         **graph.edge_columns(),
         "scores": scores or {},
     }
+    _refuse_non_finite(doc, folder)
     try:
         raw = _dumps(doc)
     except (TypeError, ValueError) as exc:
@@ -438,6 +439,20 @@ def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previ
     except LoomError as exc:
         log.warning("saved %s, but could not yet remove the vectors it no longer names: %s", folder, exc)
     return graph_path
+
+
+_FLOAT_COLUMNS = (("links", "weight"), ("concept_edges", "weight"), ("content", "link_threshold"), ("content", "near_miss_similarity"))
+
+
+def _refuse_non_finite(doc: dict[str, Any], folder: Path) -> None:
+    """Refuse NaN and Infinity in graph.json's number columns (the config was checked before):
+    orjson writes them as null, and the session would not open again."""
+    for section, key in _FLOAT_COLUMNS:
+        numbers = np.array([v for v in doc[section].get(key) or () if v is not None], dtype=np.float64)
+        bad = numbers[~np.isfinite(numbers)]
+        if bad.size:
+            raise LoomError(f"cannot save {folder}: {section}.{key} holds {float(bad[0])} ({bad.size} value(s) in all), "
+                            "which JSON cannot store; nothing was written (a damaged vector or a hand-edited graph.json?)")
 
 
 def _peek_generation(graph_path: Path) -> int:
@@ -717,11 +732,17 @@ def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | No
         link_k = np.asarray(links["concept"], dtype=np.int64).reshape(-1)
         edges = doc["concept_edges"]
         pairs = np.column_stack([np.asarray(edges["a"], dtype=np.int64).reshape(-1), np.asarray(edges["b"], dtype=np.int64).reshape(-1)])
-        link_w = np.asarray(links["weight"], dtype=np.float64).reshape(-1)  # validates; the list is kept
+        link_w = np.asarray(links["weight"]).reshape(-1)  # validates; the list is kept
         struct = np.column_stack([np.asarray(structure["source"], dtype=np.int64).reshape(-1), np.asarray(structure["target"], dtype=np.int64).reshape(-1)])
-        pair_w = np.asarray(edges["weight"], dtype=np.float64).reshape(-1)
+        pair_w = np.asarray(edges["weight"]).reshape(-1)
     except (TypeError, ValueError) as exc:
         raise SessionFormatError(path, f"a numeric column is malformed ({exc})") from None
+    for weights, what in ((link_w, "link"), (pair_w, "concept edge")):
+        # a sealed file skips the schema, and an older save wrote NaN as null: a null (or
+        # text) weight was a TypeError at the first node built from it
+        if weights.dtype.kind not in "fiub" or not np.isfinite(weights.astype(np.float64)).all():
+            raise SessionFormatError(path, f"a {what} weight is not a finite number (null, text, NaN or Infinity): "
+                                           "edited or damaged; restore graph.json from a backup")
     if n_links and (link_c.min() < 0 or link_c.max() >= n_content or link_k.min() < 0 or link_k.max() >= n_concepts):
         raise SessionFormatError(path, "a link names a node row that is not in the graph")
     if n_adjacent and (pairs.min() < 0 or pairs.max() >= n_concepts):
