@@ -212,6 +212,27 @@ def test_malformed_columns(tmp_path, damage, message):
         load_graph(tmp_path)
 
 
+@pytest.mark.parametrize("chunk_rows, message", [
+    ([["n2", 5]], "add up to 5 rows; the chunks file holds 3"),
+    ([["n2", 2]], "add up to 2 rows; the chunks file holds 3"),
+    ([["n2", 0]], "add up to 0 rows; the chunks file holds 3"),
+    ([["n99", 3]], "'n99', which is not a content node"),
+    ([["c1", 3]], "'c1', which is not a content node"),
+    ([["n2", 2], ["n1", 1]], "n2 has 3 chunks"),
+    ([["n2", 3], ["n2", 0]], "names n2 twice"),
+])
+def test_chunk_rows_that_disagree_with_the_chunks_file_are_refused(tmp_path, chunk_rows, message):
+    """vectors.chunk_rows says which rows of the chunks file belong to which node; one that
+    does not fit used to open and crash the query (a broadcast error), or be saved again."""
+    save_graph(sample_graph(), tmp_path)
+    doc = json.loads((tmp_path / GRAPH_FILE).read_text())
+    assert doc["vectors"]["chunk_rows"] == [["n2", 3]] and doc["vectors"]["chunks"]["rows"] == 3
+    doc["vectors"]["chunk_rows"] = chunk_rows
+    (tmp_path / GRAPH_FILE).write_text(json.dumps(doc))
+    with pytest.raises(SessionFormatError, match=f"{GRAPH_FILE}: vectors.chunk_rows.*{message}"):
+        load_graph(tmp_path)
+
+
 def test_a_loaded_graph_ranks_before_building_its_node_objects(tmp_path):
     from loom_nb import rank
 

@@ -766,10 +766,7 @@ def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | No
             if source not in content_table.index:
                 raise SessionFormatError(path, f"{node_id} summarises {source!r}, which is not in the graph")
             summaries[source] = node_id
-    chunk_vectors, offset = {}, 0
-    for node_id, rows in vec.get("chunk_rows", []):
-        chunk_vectors[node_id] = chunk_vecs[offset : offset + rows]
-        offset += rows
+    chunk_vectors = _chunk_vectors(path, vec.get("chunk_rows") or [], chunk_vecs, content_table.index, content.get("chunks"))
     references, metas = content.get("reference"), content.get("meta")
     if references is None and metas is None:  # chat-only sessions: no files at all
         paths = [None] * n_content
@@ -810,6 +807,37 @@ def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | No
     holder.append(graph)
     graph.saved_as = (str(folder.resolve()), int(doc.get("generation", 0)), _identity(doc))
     return graph, doc
+
+
+def _chunk_vectors(path: Path, chunk_rows: list, table: np.ndarray, content_index: dict[str, int],
+                   spans: list | None) -> dict[str, np.ndarray]:
+    """Each chunked node's rows of the chunks table, as ``vectors.chunk_rows`` hands them out.
+
+    Checked like the other vector tables: rows that do not add up to the file's, or a count
+    that is not the node's number of chunks, paired one node's spans with other rows (a
+    broadcast error in the first query that loaded chunks), and an id that is no content
+    node was saved again as it was.
+    """
+    where, seen, total = "vectors.chunk_rows", set(), 0
+    for node_id, rows in chunk_rows:
+        if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+            raise SessionFormatError(path, f"{where} gives {node_id!r} {rows!r} rows, not a count")
+        if node_id not in content_index:
+            raise SessionFormatError(path, f"{where} names {node_id!r}, which is not a content node")
+        if node_id in seen:
+            raise SessionFormatError(path, f"{where} names {node_id} twice")
+        seen.add(node_id)
+        total += rows
+    if total != table.shape[0]:
+        raise SessionFormatError(path, f"{where} add up to {total} rows; the chunks file holds {table.shape[0]}")
+    out, offset = {}, 0
+    for node_id, rows in chunk_rows:
+        node_spans = spans[content_index[node_id]] if spans else None
+        if rows != len(node_spans or ()):
+            raise SessionFormatError(path, f"{where} gives {node_id} {rows} rows, but {node_id} has {len(node_spans or ())} chunks")
+        out[node_id] = table[offset : offset + rows]
+        offset += rows
+    return out
 
 
 def _load_lexical(folder: Path, name: str | None, n_content: int) -> LexicalIndex:
