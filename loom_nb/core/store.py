@@ -308,9 +308,11 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
         _check_no_conflict(graph, folder, here, previous)
         generation = max(_peek_generation(folder / GRAPH_FILE), _generation(previous)) + 1
         identity = _identity(previous) or uuid.uuid4().hex  # a new folder (or one from before ids) gets one
-        path = _write(graph, folder, generation, identity, previous, cache_items, scores, open_store(vectors, folder))
-        graph.saved_as = (here, generation, identity)
-        return path
+        store = open_store(vectors, folder)
+        doc = _write(graph, folder, generation, identity, previous, cache_items, scores, store)
+        graph.saved_as = (here, generation, identity)  # committed: whatever the clean-up does
+        _clean_up(folder, previous, doc, store)
+        return folder / GRAPH_FILE
 
 
 def _check_no_conflict(graph: LoomGraph, folder: Path, here: str, previous: dict[str, Any] | None) -> None:
@@ -340,8 +342,10 @@ def _check_no_conflict(graph: LoomGraph, folder: Path, here: str, previous: dict
 
 
 def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previous: dict[str, Any] | None, cache_items, scores,
-           store) -> Path:
-    """Length: the write order of a crash-safe save (content, vectors, then graph.json), kept in one place."""
+           store) -> dict[str, Any]:
+    """Write and commit the session; returns the committed document.
+
+    Length: the write order of a crash-safe save (content, vectors, then graph.json), kept in one place."""
     graph_path = folder / GRAPH_FILE
     (folder / "content").mkdir(exist_ok=True)
     (folder / "embeddings").mkdir(exist_ok=True)
@@ -428,17 +432,30 @@ def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previ
 
     # 4. graph.json: the commit point
     atomic_write_bytes(graph_path, raw)
+    return doc
 
-    # 5. clean up: only files the previous committed graph.json named and this one does
-    # not (a file nobody committed, e.g. a crashed writer's, is left alone)
-    if previous is not None:
-        for rel in _named_files(previous) - _named_files(doc):
+
+def _clean_up(folder: Path, previous: dict[str, Any] | None, doc: dict[str, Any], store) -> None:
+    """After the commit, remove only files the previous committed graph.json named and this
+    one does not (a file nobody committed, e.g. a crashed writer's, is left alone).
+
+    The save has happened by now, so a failure is a warning: the files are garbage, and
+    raising made the caller believe the save failed (and every later save of the same
+    session was refused as a conflict)."""
+    left = []
+    for rel in sorted(_named_files(previous) - _named_files(doc)) if previous is not None else ():
+        try:
             (folder / rel).unlink(missing_ok=True)
+        except OSError as exc:
+            left.append(f"{rel} ({exc.strerror or exc})")
+    if left:
+        log.warning("saved %s, but could not remove %d file(s) of the previous save, no longer part of the session; "
+                    "delete them by hand: %s%s", folder, len(left), ", ".join(left[:5]),
+                    f" and {len(left) - 5} more" if len(left) > 5 else "")
     try:  # and vectors only older states named (Qdrant points); the next save retries a failure
         store.collect(previous, doc)
     except LoomError as exc:
         log.warning("saved %s, but could not yet remove the vectors it no longer names: %s", folder, exc)
-    return graph_path
 
 
 _FLOAT_COLUMNS = (("links", "weight"), ("concept_edges", "weight"), ("content", "link_threshold"), ("content", "near_miss_similarity"))
