@@ -187,6 +187,8 @@ def _write(tmp_path, data: bytes):
         (b'{"format": "loom-nb/graph", "schema_version": 99}', "newer loom-nb"),
         (b'{"format": "loom-nb/graph", "schema_version": "1"}', "expected an integer"),
         (b'{"format": "loom-nb/graph", "schema_version": 1, "content": {}}', "missing the 'embedding' section"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),  # was a RecursionError
+        (b'{"format": "loom-nb/graph", "schema_version": ' + b"1" * 5000 + b"}", "not valid JSON"),  # a ValueError
     ],
 )
 def test_bad_graph_json_names_the_file_and_the_problem_and_changes_nothing(tmp_path, data, message):

@@ -621,6 +621,10 @@ def read_document(folder: str | Path, *, validate: bool = True) -> dict[str, Any
         raise SessionFormatError(path, "not UTF-8 text: a binary file, not a loom-nb graph") from None
     except json.JSONDecodeError as exc:
         raise SessionFormatError(path, f"not valid JSON, truncated or corrupt (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:  # orjson stops at depth 1024, and json's fallback runs out of stack
+        raise SessionFormatError(path, "nested too deeply to be a loom-nb graph (a damaged or hostile file)") from None
+    except ValueError as exc:  # json's own limits, e.g. an integer of over 4,300 digits
+        raise SessionFormatError(path, f"not valid JSON, truncated or corrupt ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
         raise SessionFormatError(path, f"not a loom-nb graph (format is {found!r}, expected {FORMAT!r})")
