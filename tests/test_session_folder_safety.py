@@ -145,6 +145,63 @@ def test_a_graph_json_without_a_session_id_opens_saves_and_gets_one(tmp_path):
     assert len(again.graph.content_vectors) == 3 and again.query("older note", budget=500).loaded
 
 
+READ_ONLY_SCRIPT = """
+import sys
+from loom_nb import Loom, LoomError
+from loom_nb.cli import main
+folder = sys.argv[1]
+loom = Loom.open(folder)
+print("loaded", loom.query("OAuth tokens", budget=500).loaded)
+loom.add("a note that cannot be saved here", split=False)
+try:
+    loom.save()
+    print("saved")
+except LoomError as exc:
+    print("refused:", exc)
+print("cli exit", main(["add", folder, "hello there", "--embedder", "hashing"]))
+"""
+
+
+@pytest.mark.parametrize("read_only", ["everything", "everything, no lock file", "the folder alone"])
+def test_a_read_only_session_folder_opens_and_a_save_says_it_is_not_writable(tmp_path, read_only):
+    """A session on read-only media (or another user's) opens and answers; a save is a
+    LoomError that says the folder is not writable and to save elsewhere, and the CLI prints
+    that one line (it was a raw PermissionError naming .loom.lock)."""
+    import shutil
+    import subprocess
+    import sys
+
+    folder = tmp_path / "ro"
+    loom = hashing_loom(folder)
+    loom.add("OAuth tokens expire after one hour", split=False)
+    loom.save()
+    if read_only == "everything, no lock file":
+        (folder / ".loom.lock").unlink()
+    before = (folder / GRAPH_FILE).read_bytes()
+    command = [sys.executable, "-c", READ_ONLY_SCRIPT, str(folder)]
+    if os.geteuid() == 0:  # root writes anywhere: drop that capability for the child
+        if not shutil.which("setpriv"):
+            pytest.skip("running as root without setpriv to drop CAP_DAC_OVERRIDE")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    paths = [folder] if read_only == "the folder alone" else [folder, *folder.rglob("*")]
+    for path in paths:
+        path.chmod(path.stat().st_mode & ~0o222)
+    here = str(Path(__file__).resolve().parents[1])  # this checkout's loom_nb, not an installed one
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": here})
+    finally:
+        for path in paths:
+            path.chmod(path.stat().st_mode | 0o200)
+    assert "loaded ['n1']" in done.stdout, done.stderr
+    assert f"refused: {folder}: the folder is not writable" in done.stdout and "save(folder)" in done.stdout
+    errors = [line for line in done.stderr.splitlines() if not line.startswith("WARNING")]
+    assert len(errors) == 1 and errors[0].startswith(f"loom-nb: error: {folder}: the folder is not writable"), done.stderr
+    assert "cli exit 2" in done.stdout
+    assert (folder / GRAPH_FILE).read_bytes() == before
+    reopened = hashing_loom(folder)
+    assert [reopened.text(n.id) for n in reopened.graph.content_nodes()] == ["OAuth tokens expire after one hour"]
+
+
 def test_editing_holds_the_lock_so_writers_take_turns(tmp_path):
     hashing_loom(tmp_path).save()
     with Loom.editing(tmp_path, embedder=HashingEmbedder()) as loom:

@@ -15,6 +15,7 @@ thread's nodes were lost though both were told "saved".)
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import time
@@ -49,6 +50,19 @@ def _lock_for(folder: Path) -> tuple[threading.RLock, FileLock]:
         return locks
 
 
+_READ_ONLY = {errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+def not_writable(folder: Path, exc: OSError) -> LoomError | None:
+    """The error to raise for ``exc`` when it says ``folder`` cannot be written (no
+    permission, read-only media), else None: what to do instead of a raw PermissionError
+    that names .loom.lock."""
+    if exc.errno not in _READ_ONLY:
+        return None
+    return LoomError(f"{folder}: the folder is not writable ({exc.strerror or exc}), so the session cannot be saved there; "
+                     "save it to another folder with save(folder), or copy the folder somewhere writable")
+
+
 def holder(folder: Path) -> str:
     """Who holds the lock, as far as its owner file says ("process 1234", or "another process")."""
     try:
@@ -71,7 +85,10 @@ def session_lock(folder: str | Path, timeout: float | None = None) -> Iterator[N
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise LoomError(f"{folder} is a file, not a session folder")
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise not_writable(folder, exc) or exc from None
     mine, lock = _lock_for(folder)
     wait = DEFAULT_TIMEOUT if timeout is None else timeout
     deadline = time.monotonic() + wait
@@ -88,6 +105,8 @@ def session_lock(folder: str | Path, timeout: float | None = None) -> Iterator[N
                 f"{folder}: the session is being written by {holder(folder)} (waited {wait:g} s); "
                 "try again when it has finished"
             ) from None
+        except OSError as exc:  # the lock file cannot be made or opened for writing
+            raise not_writable(folder, exc) or exc from None
         try:
             if lock.lock_counter == 1:
                 try:

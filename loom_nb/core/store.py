@@ -35,7 +35,7 @@ import numpy as np
 
 from .atomic import atomic_file, atomic_write_bytes, atomic_write_text  # noqa: F401 - importable from here as before
 from .config import DEFAULT_PROVENANCE, LoomConfig, Weights
-from .folder_lock import session_lock
+from .folder_lock import not_writable, session_lock
 from .userdir import seal_key
 from .errors import EmbeddingMismatchError, LoomError, SessionConflictError, SessionFormatError, StaleReferenceError
 from .errors import UnknownNodeError
@@ -297,7 +297,10 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
     collection.
     """
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise not_writable(folder, exc) or exc from None
     try:
         schema().validate_config(graph.config)
     except schema().DocumentInvalid as exc:
@@ -309,7 +312,11 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
         generation = max(_peek_generation(folder / GRAPH_FILE), _generation(previous)) + 1
         identity = _identity(previous) or uuid.uuid4().hex  # a new folder (or one from before ids) gets one
         store = open_store(vectors, folder)
-        doc = _write(graph, folder, generation, identity, previous, cache_items, scores, store)
+        try:
+            doc = _write(graph, folder, generation, identity, previous, cache_items, scores, store)
+        except OSError as exc:  # the lock file was writable, the folder is not: say so, not the temporary file's name
+            inside = exc.filename is not None and Path(os.fsdecode(exc.filename)).resolve().is_relative_to(here)
+            raise (not_writable(folder, exc) if inside else None) or exc from None
         graph.saved_as = (here, generation, identity)  # committed: whatever the clean-up does
         _clean_up(folder, previous, doc, store)
         return folder / GRAPH_FILE
