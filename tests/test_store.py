@@ -171,6 +171,33 @@ def test_a_failed_clean_up_after_the_commit_is_a_warning_and_the_next_save_works
     assert len(reopened.graph.content_vectors) == 3 and reopened.query("OAuth token expiry", budget=500).loaded
 
 
+def test_a_content_file_write_that_fails_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """A disk that fills while a node's text is written: the save fails, the previous session
+    stays, and no ``.nX.*.tmp`` is left in content/ (they were, one per failed save)."""
+    import os
+
+    loom = Loom(tmp_path, embedder=HashingEmbedder())
+    loom.add("OAuth tokens expire after one hour", split=False)
+    loom.save()
+    loom.add("the refresh token is rotated on use", split=False)
+    real = os.replace
+
+    def disk_full(src, dst, *args, **kwargs):
+        if os.path.basename(os.fspath(src)).startswith(".n"):
+            raise OSError(28, "No space left on device", os.fspath(src))
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        loom.save()
+    monkeypatch.setattr(os, "replace", real)
+    assert [p.name for p in (tmp_path / "content").iterdir() if p.name.endswith(".tmp")] == []
+    assert len(Loom.open(tmp_path).graph.content_vectors) == 1
+    loom.save()
+    reopened = Loom.open(tmp_path)
+    assert len(reopened.graph.content_vectors) == 2 and reopened.query("OAuth token rotation", budget=500).loaded
+
+
 def _write(tmp_path, data: bytes):
     (tmp_path / GRAPH_FILE).write_bytes(data)
     return data

@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import uuid
 import weakref
 from contextlib import contextmanager
@@ -416,10 +415,8 @@ def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previ
             except StaleReferenceError as exc:  # its old file is lost or damaged: it stays left out
                 log.warning("saving without the text of %s: %s", node.id, exc)
                 continue
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            with os.fdopen(fd, "wb") as f:
+            with atomic_file(path, fsync=False) as f:  # removes its temporary file if the write fails
                 f.write(data)
-            os.replace(tmp, path)
             wrote = True
     if wrote:
         os.sync()
