@@ -143,6 +143,16 @@ def test_a_graph_json_without_a_session_id_opens_saves_and_gets_one(tmp_path):
     assert len(saved) == 32 and saved != identity
     again = hashing_loom(tmp_path)
     assert len(again.graph.content_vectors) == 3 and again.query("older note", budget=500).loaded
+    # this session saved since by a loom-nb that drops the id: a save since, not another session
+    other = hashing_loom(tmp_path)
+    other.add("saved by an older loom-nb", split=False)
+    other.save()
+    doc = json.loads((tmp_path / GRAPH_FILE).read_text())
+    del doc["session"]
+    (tmp_path / GRAPH_FILE).write_text(json.dumps(doc))
+    again.add("a change made meanwhile", split=False)
+    with pytest.raises(SessionConflictError, match="saved by another process since this session was read"):
+        again.save()
 
 
 READ_ONLY_SCRIPT = """

@@ -333,9 +333,10 @@ def _check_no_conflict(graph: LoomGraph, folder: Path, here: str, previous: dict
     if not ours:
         raise SessionConflictError(f"{folder}: already holds another session; open it with Loom.open, or save to an empty folder")
     theirs, mine = _identity(previous), graph.saved_as[2]
-    # ids that differ are another session; only an id a save added to a file from before ids
-    # (mine None, at a later generation) is this session saved since, reported below
-    if theirs != mine and (mine is not None or graph.saved_as[1] == generation):
+    # two ids that differ, or any difference at the same generation, are another session; one
+    # id missing at another generation may be this session saved since by a loom-nb that adds
+    # or drops the id, which the generation check below reports
+    if theirs != mine and ((theirs is not None and mine is not None) or graph.saved_as[1] == generation):
         raise SessionConflictError(
             f"{folder / GRAPH_FILE}: replaced by another session since this session was read (session {theirs}; this one "
             f"is {mine}); nothing was written: save this session to another folder with save(folder), or open the "
