@@ -305,3 +305,21 @@ def test_a_budget_that_is_not_a_number_and_a_report_path_that_is_a_folder_are_cl
     result = loom.query("refresh tokens", budget=800)
     with pytest.raises(LoomError, match="is a folder; give the report a file name"):
         loom.export_report(result, tmp_path)
+
+
+def test_a_workspace_whose_path_is_not_utf8_is_refused_before_indexing(tmp_path):
+    """graph.json stores the workspace root as UTF-8 text: a folder named in Latin-1 used to
+    index in full and then fail every save. It is refused first, and the session goes on."""
+    import os
+
+    workspace = os.fsencode(tmp_path) + b"/caf\xe9"
+    os.makedirs(workspace)
+    with open(workspace + b"/a.py", "w") as f:
+        f.write("def refresh_token():\n    return 1\n")
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    with pytest.raises(LoomError, match=r"caf\\xe9.*not valid UTF-8.*rename"):
+        loom.index(os.fsdecode(workspace), wait=True, progress=False)
+    assert len(loom.graph.content_vectors) == 0 and "workspace" not in loom.graph.metadata
+    loom.add("a note about token refresh", split=False)
+    loom.save()
+    assert Loom.open(tmp_path / "session").query("token refresh", budget=500).loaded

@@ -90,6 +90,25 @@ def test_weights_validate():
     assert Weights().without("semantic").semantic == 0
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_weights_and_config_refuse_nan_and_infinity(bad):
+    """NaN passes checks written as ``x < 0`` and scores every node nan; JSON stores it as
+    null, and the saved session would not open again. Each field is named."""
+    for name in SIGNALS:
+        with pytest.raises(ValueError, match=name):
+            Weights(**{name: bad})
+    with pytest.raises(ValueError, match="semantic"):
+        LoomConfig().with_(weights={"semantic": bad})
+    for name in ("staleness_half_life", "max_whole_share", "relevance_margin", "lexical_anchor", "chunk_tokens",
+                 "concept_threshold", "relevance_floor", "hop_decay", "output_reservation"):
+        with pytest.raises(ValueError, match=name):
+            LoomConfig(**{name: bad})
+    with pytest.raises(ValueError, match="output_reservation_range"):
+        LoomConfig(output_reservation_range=(0.2, bad))
+    with pytest.raises(ValueError, match="provenance.*analysis"):
+        LoomConfig(provenance={**LoomConfig().provenance, "analysis": bad})
+
+
 def toy_graph():
     """Three concepts on a chain and four content nodes, at known angles."""
     g = LoomGraph(LoomConfig(concept_threshold=0.95, concept_edge_min=0.5), embedding_model="toy")

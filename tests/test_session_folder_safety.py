@@ -101,6 +101,117 @@ def test_a_second_writer_is_refused_instead_of_dropping_the_first(tmp_path):
     assert texts == ["added by the first writer"]
 
 
+def test_a_session_replaced_by_another_at_the_same_generation_is_not_overwritten(tmp_path):
+    """A folder deleted and rebuilt by another process holds another session at the same
+    generation: the save is refused, and the other session keeps its nodes and files."""
+    import shutil
+
+    first = hashing_loom(tmp_path)
+    first.add("OAuth tokens expire after one hour", split=False)
+    first.save()
+    mine = hashing_loom(tmp_path)
+    mine.add("my notebook's new note", split=False)
+    shutil.rmtree(tmp_path)
+    theirs = hashing_loom(tmp_path)
+    theirs.add("the colleague's database failover runbook", split=False)
+    theirs.save()  # generation 1, as the session mine was read from
+    before = sorted(p.name for p in (tmp_path / "content").iterdir())
+    with pytest.raises(SessionConflictError, match="replaced by another session"):
+        mine.save()
+    assert sorted(p.name for p in (tmp_path / "content").iterdir()) == before
+    reopened = hashing_loom(tmp_path)
+    assert [reopened.text(n.id) for n in reopened.graph.content_nodes()] == ["the colleague's database failover runbook"]
+    assert reopened.query("database failover", budget=500).loaded == ["n1"]
+    mine.save(tmp_path / "elsewhere")  # what the message says to do: nothing of mine is lost
+    assert len(hashing_loom(tmp_path / "elsewhere").graph.content_vectors) == 2
+
+
+def test_a_graph_json_without_a_session_id_opens_saves_and_gets_one(tmp_path):
+    """Folders saved before sessions had an id still open and save, and carry one from then on."""
+    loom = hashing_loom(tmp_path)
+    loom.add("a note from an older loom-nb", split=False)
+    loom.save()
+    doc = json.loads((tmp_path / GRAPH_FILE).read_text())
+    identity = doc.pop("session")
+    (tmp_path / GRAPH_FILE).write_text(json.dumps(doc))
+    old = hashing_loom(tmp_path)
+    old.add("a note from today", split=False)
+    old.save()
+    old.add("and another", split=False)
+    old.save()
+    saved = json.loads((tmp_path / GRAPH_FILE).read_text())["session"]
+    assert len(saved) == 32 and saved != identity
+    again = hashing_loom(tmp_path)
+    assert len(again.graph.content_vectors) == 3 and again.query("older note", budget=500).loaded
+    # this session saved since by a loom-nb that drops the id: a save since, not another session
+    other = hashing_loom(tmp_path)
+    other.add("saved by an older loom-nb", split=False)
+    other.save()
+    doc = json.loads((tmp_path / GRAPH_FILE).read_text())
+    del doc["session"]
+    (tmp_path / GRAPH_FILE).write_text(json.dumps(doc))
+    again.add("a change made meanwhile", split=False)
+    with pytest.raises(SessionConflictError, match="saved by another process since this session was read"):
+        again.save()
+
+
+READ_ONLY_SCRIPT = """
+import sys
+from loom_nb import Loom, LoomError
+from loom_nb.cli import main
+folder = sys.argv[1]
+loom = Loom.open(folder)
+print("loaded", loom.query("OAuth tokens", budget=500).loaded)
+loom.add("a note that cannot be saved here", split=False)
+try:
+    loom.save()
+    print("saved")
+except LoomError as exc:
+    print("refused:", exc)
+print("cli exit", main(["add", folder, "hello there", "--embedder", "hashing"]))
+"""
+
+
+@pytest.mark.parametrize("read_only", ["everything", "everything, no lock file", "the folder alone"])
+def test_a_read_only_session_folder_opens_and_a_save_says_it_is_not_writable(tmp_path, read_only):
+    """A session on read-only media (or another user's) opens and answers; a save is a
+    LoomError that says the folder is not writable and to save elsewhere, and the CLI prints
+    that one line (it was a raw PermissionError naming .loom.lock)."""
+    import shutil
+    import subprocess
+    import sys
+
+    folder = tmp_path / "ro"
+    loom = hashing_loom(folder)
+    loom.add("OAuth tokens expire after one hour", split=False)
+    loom.save()
+    if read_only == "everything, no lock file":
+        (folder / ".loom.lock").unlink()
+    before = (folder / GRAPH_FILE).read_bytes()
+    command = [sys.executable, "-c", READ_ONLY_SCRIPT, str(folder)]
+    if os.geteuid() == 0:  # root writes anywhere: drop that capability for the child
+        if not shutil.which("setpriv"):
+            pytest.skip("running as root without setpriv to drop CAP_DAC_OVERRIDE")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    paths = [folder] if read_only == "the folder alone" else [folder, *folder.rglob("*")]
+    for path in paths:
+        path.chmod(path.stat().st_mode & ~0o222)
+    here = str(Path(__file__).resolve().parents[1])  # this checkout's loom_nb, not an installed one
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": here})
+    finally:
+        for path in paths:
+            path.chmod(path.stat().st_mode | 0o200)
+    assert "loaded ['n1']" in done.stdout, done.stderr
+    assert f"refused: {folder}: the folder is not writable" in done.stdout and "save(folder)" in done.stdout
+    errors = [line for line in done.stderr.splitlines() if not line.startswith("WARNING")]
+    assert len(errors) == 1 and errors[0].startswith(f"loom-nb: error: {folder}: the folder is not writable"), done.stderr
+    assert "cli exit 2" in done.stdout
+    assert (folder / GRAPH_FILE).read_bytes() == before
+    reopened = hashing_loom(folder)
+    assert [reopened.text(n.id) for n in reopened.graph.content_nodes()] == ["OAuth tokens expire after one hour"]
+
+
 def test_editing_holds_the_lock_so_writers_take_turns(tmp_path):
     hashing_loom(tmp_path).save()
     with Loom.editing(tmp_path, embedder=HashingEmbedder()) as loom:
@@ -111,7 +222,7 @@ def test_editing_holds_the_lock_so_writers_take_turns(tmp_path):
 
 
 def _other_process_edits(folder, timeout):
-    """Take the lock from a forked process (a lock is re-entrant within one process)."""
+    """Take the lock from a forked process (the lock is re-entrant within one thread)."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
@@ -129,6 +240,43 @@ def _other_process_edits(folder, timeout):
     os.close(read)
     if message != "ok":
         raise SessionLockedError(message)
+
+
+def test_a_second_thread_waits_for_the_first_and_loses_nothing(tmp_path):
+    """The lock belongs to a thread, not to the process: another thread's editing waits
+    until the first has saved, then builds on its nodes (it used to walk straight in, both
+    saved the same generation and one thread's nodes were lost)."""
+    import threading
+
+    hashing_loom(tmp_path).save()
+    outcome: dict[str, object] = {}
+
+    def edit(name, text, timeout):
+        try:
+            with Loom.editing(tmp_path, embedder=HashingEmbedder(), lock_timeout=timeout) as loom:
+                loom.add(text, split=False)
+            outcome[name] = "saved"
+        except BaseException as exc:  # noqa: BLE001 - the assertions below read it
+            outcome[name] = exc
+
+    with Loom.editing(tmp_path, embedder=HashingEmbedder()) as loom:
+        loom.add("oauth refresh from the first thread", split=False)
+        loom.save()  # the same thread takes the lock again without waiting
+        probe = threading.Thread(target=edit, args=("probe", "never written", 0.2))
+        probe.start()
+        probe.join(30)
+        second = threading.Thread(target=edit, args=("second", "kettle descaling from the second thread", 30))
+        second.start()
+        time.sleep(0.3)  # the second thread is now waiting (it used to be inside already)
+        assert "second" not in outcome
+    second.join(60)
+    assert isinstance(outcome["probe"], SessionLockedError) and "another thread of this process" in str(outcome["probe"])
+    assert outcome["second"] == "saved"
+    loom = hashing_loom(tmp_path)
+    assert sorted(loom.text(n.id) for n in loom.graph.content_nodes()) == [
+        "kettle descaling from the second thread", "oauth refresh from the first thread"]
+    assert loom.query("oauth refresh", budget=500).loaded
+    assert every_text_matches(tmp_path) == []
 
 
 @needs_fork

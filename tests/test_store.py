@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from conftest import unit
-from loom_nb import EmbeddingMismatchError, HashingEmbedder, Loom, LoomConfig, LoomGraph, SessionFormatError, StaleReferenceError
+from loom_nb import EmbeddingMismatchError, HashingEmbedder, Loom, LoomConfig, LoomError, LoomGraph, SessionFormatError, StaleReferenceError
 from loom_nb.core.store import GRAPH_FILE, SCHEMA_VERSION, content_name, load_graph, save_graph
 
 
@@ -101,6 +101,103 @@ def test_a_failed_save_leaves_the_previous_session_intact(tmp_path, monkeypatch)
     assert "n5" not in loaded and loaded.counts()["content"] == 4
 
 
+def test_a_non_finite_number_is_refused_before_saving_and_the_field_named(tmp_path):
+    """JSON cannot hold NaN or Infinity (orjson writes null), and a session saved with one
+    did not open again: the save refuses, naming the field, and the folder stays as it was."""
+    loom = Loom(tmp_path, embedder=HashingEmbedder())
+    loom.add("OAuth tokens expire after one hour", split=False)
+    loom.add("Sourdough rises by half in bulk", split=False)
+    loom.save()
+    before = (tmp_path / GRAPH_FILE).read_bytes()
+    loom.add("a third note", split=False)
+    object.__setattr__(loom.graph.config.weights, "semantic", float("nan"))  # past the dataclass's own check
+    with pytest.raises(LoomError, match="semantic.*finite"):
+        loom.save()
+    loom.graph.config = LoomConfig()
+    loom.graph._link_weight[0] = float("inf")  # however it got there
+    with pytest.raises(LoomError, match=r"links\.weight.*inf"):
+        loom.save()
+    assert (tmp_path / GRAPH_FILE).read_bytes() == before
+    reopened = Loom.open(tmp_path)
+    assert len(reopened.graph.content_vectors) == 2 and reopened.query("OAuth tokens", budget=500).loaded
+
+
+@pytest.mark.parametrize("weight", [None, float("nan"), float("inf"), "0.5"])
+def test_a_link_weight_that_is_not_a_number_is_a_format_error(tmp_path, weight):
+    """Even in a graph.json this user's loom-nb sealed (the schema is skipped then): a
+    null weight, which an older save wrote for NaN, used to open and fail with a TypeError."""
+    from loom_nb.core import store
+
+    loom = Loom(tmp_path, embedder=HashingEmbedder())
+    loom.add("OAuth tokens expire after one hour", split=False)
+    loom.save()
+    doc = json.loads((tmp_path / GRAPH_FILE).read_text())
+    doc["links"]["weight"][0] = weight
+    raw = json.dumps(doc).encode()
+    (tmp_path / GRAPH_FILE).write_bytes(raw)
+    (tmp_path / doc["vectors"]["seal"]).write_text(store._seal(raw))
+    with pytest.raises(SessionFormatError, match=f"{GRAPH_FILE}.*link weight"):
+        opened = Loom.open(tmp_path)
+        opened.query("OAuth", budget=500)
+        opened.graph.nx
+
+
+def test_a_failed_clean_up_after_the_commit_is_a_warning_and_the_next_save_works(tmp_path, monkeypatch, caplog):
+    """graph.json is the commit point: once it is written the save has happened, and the old
+    generation's files are garbage. A clean-up that failed used to raise, and every later
+    save of the same Loom was refused as 'saved by another process'."""
+    from pathlib import Path
+
+    loom = Loom(tmp_path, embedder=HashingEmbedder())
+    loom.add("OAuth tokens expire after one hour", split=False)
+    loom.save()
+    loom.add("the refresh token is rotated on use", split=False)
+    real = Path.unlink
+
+    def refuse_old_vectors(self, *args, **kwargs):
+        if self.parent.name == "embeddings" and ".g1." in self.name:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "unlink", refuse_old_vectors)
+    with caplog.at_level("WARNING", logger="loom_nb.core.store"):
+        loom.save()
+    monkeypatch.setattr(Path, "unlink", real)
+    assert "could not remove" in caplog.text and "content.g1.npy" in caplog.text
+    assert json.loads((tmp_path / GRAPH_FILE).read_text())["generation"] == 2
+    loom.add("a third note about token lifetimes", split=False)
+    loom.save()
+    reopened = Loom.open(tmp_path)
+    assert len(reopened.graph.content_vectors) == 3 and reopened.query("OAuth token expiry", budget=500).loaded
+
+
+def test_a_content_file_write_that_fails_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """A disk that fills while a node's text is written: the save fails, the previous session
+    stays, and no ``.nX.*.tmp`` is left in content/ (they were, one per failed save)."""
+    import os
+
+    loom = Loom(tmp_path, embedder=HashingEmbedder())
+    loom.add("OAuth tokens expire after one hour", split=False)
+    loom.save()
+    loom.add("the refresh token is rotated on use", split=False)
+    real = os.replace
+
+    def disk_full(src, dst, *args, **kwargs):
+        if os.path.basename(os.fspath(src)).startswith(".n"):
+            raise OSError(28, "No space left on device", os.fspath(src))
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        loom.save()
+    monkeypatch.setattr(os, "replace", real)
+    assert [p.name for p in (tmp_path / "content").iterdir() if p.name.endswith(".tmp")] == []
+    assert len(Loom.open(tmp_path).graph.content_vectors) == 1
+    loom.save()
+    reopened = Loom.open(tmp_path)
+    assert len(reopened.graph.content_vectors) == 2 and reopened.query("OAuth token rotation", budget=500).loaded
+
+
 def _write(tmp_path, data: bytes):
     (tmp_path / GRAPH_FILE).write_bytes(data)
     return data
@@ -117,6 +214,8 @@ def _write(tmp_path, data: bytes):
         (b'{"format": "loom-nb/graph", "schema_version": 99}', "newer loom-nb"),
         (b'{"format": "loom-nb/graph", "schema_version": "1"}', "expected an integer"),
         (b'{"format": "loom-nb/graph", "schema_version": 1, "content": {}}', "missing the 'embedding' section"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),  # was a RecursionError
+        (b'{"format": "loom-nb/graph", "schema_version": ' + b"1" * 5000 + b"}", "not valid JSON"),  # a ValueError
     ],
 )
 def test_bad_graph_json_names_the_file_and_the_problem_and_changes_nothing(tmp_path, data, message):
@@ -168,6 +267,27 @@ def test_malformed_columns(tmp_path, damage, message):
     damage(doc)
     (tmp_path / GRAPH_FILE).write_text(json.dumps(doc))
     with pytest.raises(SessionFormatError, match=message):
+        load_graph(tmp_path)
+
+
+@pytest.mark.parametrize("chunk_rows, message", [
+    ([["n2", 5]], "add up to 5 rows; the chunks file holds 3"),
+    ([["n2", 2]], "add up to 2 rows; the chunks file holds 3"),
+    ([["n2", 0]], "add up to 0 rows; the chunks file holds 3"),
+    ([["n99", 3]], "'n99', which is not a content node"),
+    ([["c1", 3]], "'c1', which is not a content node"),
+    ([["n2", 2], ["n1", 1]], "n2 has 3 chunks"),
+    ([["n2", 3], ["n2", 0]], "names n2 twice"),
+])
+def test_chunk_rows_that_disagree_with_the_chunks_file_are_refused(tmp_path, chunk_rows, message):
+    """vectors.chunk_rows says which rows of the chunks file belong to which node; one that
+    does not fit used to open and crash the query (a broadcast error), or be saved again."""
+    save_graph(sample_graph(), tmp_path)
+    doc = json.loads((tmp_path / GRAPH_FILE).read_text())
+    assert doc["vectors"]["chunk_rows"] == [["n2", 3]] and doc["vectors"]["chunks"]["rows"] == 3
+    doc["vectors"]["chunk_rows"] = chunk_rows
+    (tmp_path / GRAPH_FILE).write_text(json.dumps(doc))
+    with pytest.raises(SessionFormatError, match=f"{GRAPH_FILE}: vectors.chunk_rows.*{message}"):
         load_graph(tmp_path)
 
 

@@ -13,19 +13,22 @@ import numpy as np
 
 
 @contextmanager
-def atomic_file(path: Path):
+def atomic_file(path: Path, *, fsync: bool = True):
     """A binary file that replaces ``path`` only when the ``with`` block succeeds.
 
     Readers see the old file or the new one, never half of one: the data goes to a
-    temporary file in the same folder, is fsynced, and ``os.replace`` swaps it in.
+    temporary file in the same folder, is fsynced, and ``os.replace`` swaps it in; on any
+    failure the temporary file is removed. ``fsync=False`` leaves the sync to the caller
+    (a save writes many content files and syncs them once).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             yield f
-            f.flush()
-            os.fsync(f.fileno())
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

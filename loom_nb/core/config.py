@@ -8,6 +8,7 @@ the evaluation harness all move the same knobs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -90,8 +91,8 @@ class Weights:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"weight {f.name!r} must be a number >= 0, got {value!r}")
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"weight {f.name!r} must be a finite number >= 0, got {value!r}")
         if sum(self.as_tuple()) <= 0:
             raise ValueError("at least one signal weight must be positive")
 
@@ -311,6 +312,7 @@ class LoomConfig:
     to ``events.jsonl`` in the session folder (kept in memory without one). Off by default."""
 
     def __post_init__(self) -> None:  # noqa: C901 - one range check per field, flat
+        _check_finite(self)
         if self.concept_threshold is not None and not 0.0 <= self.concept_threshold <= 1.0:
             raise ValueError(f"concept_threshold must be None or in [0, 1], got {self.concept_threshold}")
         if isinstance(self.concept_size, bool) or not isinstance(self.concept_size, int) or self.concept_size < 2:
@@ -359,6 +361,19 @@ class LoomConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _check_finite(config: LoomConfig) -> None:
+    """Refuse NaN and Infinity in any number of ``config`` (the weights check their own):
+    NaN passes a check written as ``x <= 0`` and makes every score nan, and JSON cannot
+    store either (orjson writes null), so a session saved with one would not open again."""
+    for f in fields(config):
+        value = getattr(config, f.name)
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, tuple) else [(None, value)]
+        for key, number in items:
+            if isinstance(number, float) and not math.isfinite(number):
+                where = f.name if key is None else f"{f.name}[{key!r}]"
+                raise ValueError(f"{where} must be a finite number, got {number!r}")
 
 
 CONCEPT_THRESHOLDS: dict[str, float] = {

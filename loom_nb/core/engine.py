@@ -618,6 +618,7 @@ class Loom(Displayable):
         the background, and :meth:`wait` blocks until they are. ``wait=True`` embeds first."""
         from ..index import index_workspace
 
+        _check_utf8_root(root)
         self.wait()  # one fill at a time: a refresh starts from complete vectors
         report = index_workspace(self, root, **options)
         if report.nodes_added or report.nodes_removed:
@@ -898,6 +899,19 @@ class Loom(Displayable):
         c = self.graph.counts()
         store = f", vectors={self.vectors.spelling!r}" if self.vectors.is_qdrant else ""
         return f"Loom({where!r}, {c['concepts']} concepts, {c['content']} content nodes, embedder={self.embedder.model_id!r}{store})"
+
+
+def _check_utf8_root(root: str | Path) -> None:
+    """Refuse, before any work, a workspace whose path is not UTF-8 (a Latin-1 folder name
+    from an old archive): graph.json keeps the root as UTF-8 text, and such a root used to
+    be indexed in full and then fail every save."""
+    resolved = str(Path(root).expanduser().resolve())
+    try:
+        resolved.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = resolved.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise LoomError(f"cannot index {shown}: its path is not valid UTF-8, and graph.json keeps the workspace root "
+                        "as UTF-8 text; rename the folder (e.g. with convmv) and index it again") from None
 
 
 def _vector_locations(folder: Path, doc: dict[str, Any], vectors) -> tuple[VectorLocation, VectorLocation]:

@@ -306,9 +306,10 @@ class LoomGraph:
         to a root the user confirmed (see :mod:`loom_nb.core.trust`)."""
         self.unconfirmed_root: Path | None = None
         """A root graph.json names but the user has not confirmed: references stay unread."""
-        self.saved_as: tuple[str, int] | None = None
-        """(session folder, generation) this graph was last loaded from or saved to: a save
-        elsewhere in between is a conflict, not something to overwrite."""
+        self.saved_as: tuple[str, int, str | None] | None = None
+        """(session folder, generation, session id) this graph was last loaded from or saved
+        to: a save or another session there in between is a conflict, not something to
+        overwrite. The id is None for a graph.json written before sessions had one."""
         self._texts: dict[str, str] = {}
         self._text_loader: Callable[[str], str] | None = None
         self._next = {"concept": 1, "content": 1}

@@ -171,6 +171,8 @@ class Document(_Strict):
     schema_version: Annotated[int, Field(ge=1)]
     saved: Optional[str] = None
     generation: Count = 0
+    session: Optional[Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]] = None
+    """The session's id (loom_nb.core.store._identity); absent in files from before it."""
     embedding: Embedding
     config: Optional[dict[str, Any]] = None
     turn: Count = 0

@@ -23,7 +23,7 @@ import json
 import logging
 import os
 import re
-import tempfile
+import uuid
 import weakref
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -34,7 +34,7 @@ import numpy as np
 
 from .atomic import atomic_file, atomic_write_bytes, atomic_write_text  # noqa: F401 - importable from here as before
 from .config import DEFAULT_PROVENANCE, LoomConfig, Weights
-from .folder_lock import session_lock
+from .folder_lock import not_writable, session_lock
 from .userdir import seal_key
 from .errors import EmbeddingMismatchError, LoomError, SessionConflictError, SessionFormatError, StaleReferenceError
 from .errors import UnknownNodeError
@@ -277,6 +277,14 @@ def _generation(doc: dict[str, Any] | None) -> int:
     return value if isinstance(value, int) and value >= 0 else 0
 
 
+def _identity(doc: dict[str, Any] | None) -> str | None:
+    """The session id a graph.json carries: a random id written when the session first
+    came to its folder and kept by every save there, so a folder rebuilt by another
+    session at the same generation is told apart. None in files written before it."""
+    value = doc.get("session") if doc else None
+    return value if isinstance(value, str) else None
+
+
 def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores: dict[str, Any] | None = None,
                lock_timeout: float | None = None, vectors: "str | VectorLocation | None" = None) -> Path:
     """Write ``graph`` to the session ``folder`` atomically; returns the graph.json path.
@@ -288,7 +296,10 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
     collection.
     """
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise not_writable(folder, exc) or exc from None
     try:
         schema().validate_config(graph.config)
     except schema().DocumentInvalid as exc:
@@ -298,9 +309,16 @@ def save_graph(graph: LoomGraph, folder: str | Path, *, cache_items=None, scores
         here = str(folder.resolve())
         _check_no_conflict(graph, folder, here, previous)
         generation = max(_peek_generation(folder / GRAPH_FILE), _generation(previous)) + 1
-        path = _write(graph, folder, generation, previous, cache_items, scores, open_store(vectors, folder))
-        graph.saved_as = (here, generation)
-        return path
+        identity = _identity(previous) or uuid.uuid4().hex  # a new folder (or one from before ids) gets one
+        store = open_store(vectors, folder)
+        try:
+            doc = _write(graph, folder, generation, identity, previous, cache_items, scores, store)
+        except OSError as exc:  # the lock file was writable, the folder is not: say so, not the temporary file's name
+            inside = exc.filename is not None and Path(os.fsdecode(exc.filename)).resolve().is_relative_to(here)
+            raise (not_writable(folder, exc) if inside else None) or exc from None
+        graph.saved_as = (here, generation, identity)  # committed: whatever the clean-up does
+        _clean_up(folder, previous, doc, store)
+        return folder / GRAPH_FILE
 
 
 def _check_no_conflict(graph: LoomGraph, folder: Path, here: str, previous: dict[str, Any] | None) -> None:
@@ -314,6 +332,15 @@ def _check_no_conflict(graph: LoomGraph, folder: Path, here: str, previous: dict
     generation = _generation(previous)
     if not ours:
         raise SessionConflictError(f"{folder}: already holds another session; open it with Loom.open, or save to an empty folder")
+    theirs, mine = _identity(previous), graph.saved_as[2]
+    # two ids that differ, or any difference at the same generation, are another session; one
+    # id missing at another generation may be this session saved since by a loom-nb that adds
+    # or drops the id, which the generation check below reports
+    if theirs != mine and ((theirs is not None and mine is not None) or graph.saved_as[1] == generation):
+        raise SessionConflictError(
+            f"{folder / GRAPH_FILE}: replaced by another session since this session was read (session {theirs}; this one "
+            f"is {mine}); nothing was written: save this session to another folder with save(folder), or open the "
+            "other one with Loom.open")
     if graph.saved_as[1] != generation:
         raise SessionConflictError(
             f"{folder / GRAPH_FILE}: saved by another process since this session was read (generation {generation}; "
@@ -321,8 +348,11 @@ def _check_no_conflict(graph: LoomGraph, folder: Path, here: str, previous: dict
             "redo the change and save again")
 
 
-def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, Any] | None, cache_items, scores, store) -> Path:
-    """Length: the write order of a crash-safe save (content, vectors, then graph.json), kept in one place."""
+def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previous: dict[str, Any] | None, cache_items, scores,
+           store) -> dict[str, Any]:
+    """Write and commit the session; returns the committed document.
+
+    Length: the write order of a crash-safe save (content, vectors, then graph.json), kept in one place."""
     graph_path = folder / GRAPH_FILE
     (folder / "content").mkdir(exist_ok=True)
     (folder / "embeddings").mkdir(exist_ok=True)
@@ -348,6 +378,7 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
         "schema_version": store.schema_version,
         "saved": utc_now(),
         "generation": generation,
+        "session": identity,
         "embedding": {"model": graph.embedding_model, "dim": int(dim)},
         "config": _config_to_dict(graph.config),
         "turn": graph.turn,
@@ -365,6 +396,7 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
         **graph.edge_columns(),
         "scores": scores or {},
     }
+    _refuse_non_finite(doc, folder)
     try:
         raw = _dumps(doc)
     except (TypeError, ValueError) as exc:
@@ -384,10 +416,8 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
             except StaleReferenceError as exc:  # its old file is lost or damaged: it stays left out
                 log.warning("saving without the text of %s: %s", node.id, exc)
                 continue
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            with os.fdopen(fd, "wb") as f:
+            with atomic_file(path, fsync=False) as f:  # removes its temporary file if the write fails
                 f.write(data)
-            os.replace(tmp, path)
             wrote = True
     if wrote:
         os.sync()
@@ -407,17 +437,44 @@ def _write(graph: LoomGraph, folder: Path, generation: int, previous: dict[str, 
 
     # 4. graph.json: the commit point
     atomic_write_bytes(graph_path, raw)
+    return doc
 
-    # 5. clean up: only files the previous committed graph.json named and this one does
-    # not (a file nobody committed, e.g. a crashed writer's, is left alone)
-    if previous is not None:
-        for rel in _named_files(previous) - _named_files(doc):
+
+def _clean_up(folder: Path, previous: dict[str, Any] | None, doc: dict[str, Any], store) -> None:
+    """After the commit, remove only files the previous committed graph.json named and this
+    one does not (a file nobody committed, e.g. a crashed writer's, is left alone).
+
+    The save has happened by now, so a failure is a warning: the files are garbage, and
+    raising made the caller believe the save failed (and every later save of the same
+    session was refused as a conflict)."""
+    left = []
+    for rel in sorted(_named_files(previous) - _named_files(doc)) if previous is not None else ():
+        try:
             (folder / rel).unlink(missing_ok=True)
+        except OSError as exc:
+            left.append(f"{rel} ({exc.strerror or exc})")
+    if left:
+        log.warning("saved %s, but could not remove %d file(s) of the previous save, no longer part of the session; "
+                    "delete them by hand: %s%s", folder, len(left), ", ".join(left[:5]),
+                    f" and {len(left) - 5} more" if len(left) > 5 else "")
     try:  # and vectors only older states named (Qdrant points); the next save retries a failure
         store.collect(previous, doc)
     except LoomError as exc:
         log.warning("saved %s, but could not yet remove the vectors it no longer names: %s", folder, exc)
-    return graph_path
+
+
+_FLOAT_COLUMNS = (("links", "weight"), ("concept_edges", "weight"), ("content", "link_threshold"), ("content", "near_miss_similarity"))
+
+
+def _refuse_non_finite(doc: dict[str, Any], folder: Path) -> None:
+    """Refuse NaN and Infinity in graph.json's number columns (the config was checked before):
+    orjson writes them as null, and the session would not open again."""
+    for section, key in _FLOAT_COLUMNS:
+        numbers = np.array([v for v in doc[section].get(key) or () if v is not None], dtype=np.float64)
+        bad = numbers[~np.isfinite(numbers)]
+        if bad.size:
+            raise LoomError(f"cannot save {folder}: {section}.{key} holds {float(bad[0])} ({bad.size} value(s) in all), "
+                            "which JSON cannot store; nothing was written (a damaged vector or a hand-edited graph.json?)")
 
 
 def _peek_generation(graph_path: Path) -> int:
@@ -569,6 +626,10 @@ def read_document(folder: str | Path, *, validate: bool = True) -> dict[str, Any
         raise SessionFormatError(path, "not UTF-8 text: a binary file, not a loom-nb graph") from None
     except json.JSONDecodeError as exc:
         raise SessionFormatError(path, f"not valid JSON, truncated or corrupt (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:  # orjson stops at depth 1024, and json's fallback runs out of stack
+        raise SessionFormatError(path, "nested too deeply to be a loom-nb graph (a damaged or hostile file)") from None
+    except ValueError as exc:  # json's own limits, e.g. an integer of over 4,300 digits
+        raise SessionFormatError(path, f"not valid JSON, truncated or corrupt ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
         raise SessionFormatError(path, f"not a loom-nb graph (format is {found!r}, expected {FORMAT!r})")
@@ -697,11 +758,17 @@ def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | No
         link_k = np.asarray(links["concept"], dtype=np.int64).reshape(-1)
         edges = doc["concept_edges"]
         pairs = np.column_stack([np.asarray(edges["a"], dtype=np.int64).reshape(-1), np.asarray(edges["b"], dtype=np.int64).reshape(-1)])
-        link_w = np.asarray(links["weight"], dtype=np.float64).reshape(-1)  # validates; the list is kept
+        link_w = np.asarray(links["weight"]).reshape(-1)  # validates; the list is kept
         struct = np.column_stack([np.asarray(structure["source"], dtype=np.int64).reshape(-1), np.asarray(structure["target"], dtype=np.int64).reshape(-1)])
-        pair_w = np.asarray(edges["weight"], dtype=np.float64).reshape(-1)
+        pair_w = np.asarray(edges["weight"]).reshape(-1)
     except (TypeError, ValueError) as exc:
         raise SessionFormatError(path, f"a numeric column is malformed ({exc})") from None
+    for weights, what in ((link_w, "link"), (pair_w, "concept edge")):
+        # a sealed file skips the schema, and an older save wrote NaN as null: a null (or
+        # text) weight was a TypeError at the first node built from it
+        if weights.dtype.kind not in "fiub" or not np.isfinite(weights.astype(np.float64)).all():
+            raise SessionFormatError(path, f"a {what} weight is not a finite number (null, text, NaN or Infinity): "
+                                           "edited or damaged; restore graph.json from a backup")
     if n_links and (link_c.min() < 0 or link_c.max() >= n_content or link_k.min() < 0 or link_k.max() >= n_concepts):
         raise SessionFormatError(path, "a link names a node row that is not in the graph")
     if n_adjacent and (pairs.min() < 0 or pairs.max() >= n_concepts):
@@ -725,10 +792,7 @@ def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | No
             if source not in content_table.index:
                 raise SessionFormatError(path, f"{node_id} summarises {source!r}, which is not in the graph")
             summaries[source] = node_id
-    chunk_vectors, offset = {}, 0
-    for node_id, rows in vec.get("chunk_rows", []):
-        chunk_vectors[node_id] = chunk_vecs[offset : offset + rows]
-        offset += rows
+    chunk_vectors = _chunk_vectors(path, vec.get("chunk_rows") or [], chunk_vecs, content_table.index, content.get("chunks"))
     references, metas = content.get("reference"), content.get("meta")
     if references is None and metas is None:  # chat-only sessions: no files at all
         paths = [None] * n_content
@@ -767,8 +831,39 @@ def _load_graph(folder: Path, expect_model: str | None, doc: dict[str, Any] | No
         text_loader=load_text,
     )
     holder.append(graph)
-    graph.saved_as = (str(folder.resolve()), int(doc.get("generation", 0)))
+    graph.saved_as = (str(folder.resolve()), int(doc.get("generation", 0)), _identity(doc))
     return graph, doc
+
+
+def _chunk_vectors(path: Path, chunk_rows: list, table: np.ndarray, content_index: dict[str, int],
+                   spans: list | None) -> dict[str, np.ndarray]:
+    """Each chunked node's rows of the chunks table, as ``vectors.chunk_rows`` hands them out.
+
+    Checked like the other vector tables: rows that do not add up to the file's, or a count
+    that is not the node's number of chunks, paired one node's spans with other rows (a
+    broadcast error in the first query that loaded chunks), and an id that is no content
+    node was saved again as it was.
+    """
+    where, seen, total = "vectors.chunk_rows", set(), 0
+    for node_id, rows in chunk_rows:
+        if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+            raise SessionFormatError(path, f"{where} gives {node_id!r} {rows!r} rows, not a count")
+        if node_id not in content_index:
+            raise SessionFormatError(path, f"{where} names {node_id!r}, which is not a content node")
+        if node_id in seen:
+            raise SessionFormatError(path, f"{where} names {node_id} twice")
+        seen.add(node_id)
+        total += rows
+    if total != table.shape[0]:
+        raise SessionFormatError(path, f"{where} add up to {total} rows; the chunks file holds {table.shape[0]}")
+    out, offset = {}, 0
+    for node_id, rows in chunk_rows:
+        node_spans = spans[content_index[node_id]] if spans else None
+        if rows != len(node_spans or ()):
+            raise SessionFormatError(path, f"{where} gives {node_id} {rows} rows, but {node_id} has {len(node_spans or ())} chunks")
+        out[node_id] = table[offset : offset + rows]
+        offset += rows
+    return out
 
 
 def _load_lexical(folder: Path, name: str | None, n_content: int) -> LexicalIndex:
