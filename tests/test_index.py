@@ -306,6 +306,30 @@ def test_git_aware_refresh(workspace):
     assert report.files_indexed == 1  # a dirty file is caught without a commit
 
 
+def test_a_refresh_reads_what_git_cannot_see_into(tmp_path):
+    # git status names only the folder of a nested repository, and a symlinked file's edits
+    # under its target's path: "not named by git" must not mean "unchanged" for either
+    root = tmp_path / "ws"
+    make_workspace(root, {"real.py": "def real():\n    return 1\n"})
+    (root / "link.py").symlink_to("real.py")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "initial")
+    make_workspace(root, {"vendor/lib/helper.py": "def helper():\n    return 'old'\n"})
+    git(root / "vendor/lib", "init", "-q")
+    git(root / "vendor/lib", "add", ".")
+    git(root / "vendor/lib", "commit", "-q", "-m", "lib")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(root, progress=False)
+    (root / "real.py").write_text("def real():\n    return 2\n")
+    (root / "vendor/lib/helper.py").write_text("def helper():\n    return 'new'\n")
+    loom.index(root, progress=False)
+    texts = {node.title.split(":")[0]: loom.text(node.id) for node in loom.graph.content_nodes()}
+    assert "return 2" in texts["link.py"] and "return 2" in texts["real.py"]
+    assert "'new'" in texts["vendor/lib/helper.py"]
+    assert not [row for row in loom.query("real helper", budget=2000).table if row.reason.startswith("stale")]
+
+
 def test_index_survives_save_and_open(workspace, tmp_path):
     loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
     loom.index(workspace, progress=False)

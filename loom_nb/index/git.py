@@ -61,13 +61,31 @@ def changed_since(root: Path, commit: str) -> set[str] | None:
     return _relative(out.split("\0"), prefix)
 
 
-def dirty_files(root: Path) -> set[str] | None:
-    """Workspace paths with uncommitted changes or untracked, from ``git status``."""
+class DirtyPaths(set):
+    """Workspace paths git does not vouch for: dirty or untracked files, and every path under
+    a folder git sees only from outside (``?? vendor/lib/``, a nested repository; a submodule;
+    a symlink, whose target's edits git reports under the target's path, not the link's)."""
+
+    def __init__(self, paths: set[str], folders: set[str]) -> None:
+        super().__init__(paths | {folder.rstrip("/") for folder in folders})
+        self.folders = tuple(folder.rstrip("/") + "/" for folder in sorted(folders))
+
+    def __contains__(self, path: object) -> bool:
+        return set.__contains__(self, path) or (isinstance(path, str) and path.startswith(self.folders))
+
+
+def dirty_files(root: Path) -> DirtyPaths | None:
+    """Workspace paths with uncommitted changes or untracked, from ``git status``, and the
+    paths git cannot see into (:class:`DirtyPaths`): a refresh must check those itself."""
     prefix = repo_prefix(root)
     if prefix is None:
         return None
     out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", ".")
-    if out is None:
+    staged = _git(root, "ls-files", "--stage", "-z", "--", ".")
+    if out is None or staged is None:
         return None
     paths = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
-    return _relative(paths, prefix)
+    opaque = [entry.split("\t", 1)[1] for entry in staged.split("\0")
+              if entry.startswith(("120000 ", "160000 ")) and "\t" in entry]  # symlinks, submodules
+    folders = _relative([p for p in paths if p.endswith("/")] + opaque, prefix)
+    return DirtyPaths(_relative([p for p in paths if not p.endswith("/")], prefix), folders)
