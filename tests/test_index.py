@@ -328,6 +328,7 @@ def test_a_refresh_reads_what_git_cannot_see_into(tmp_path):
     assert "return 2" in texts["link.py"] and "return 2" in texts["real.py"]
     assert "'new'" in texts["vendor/lib/helper.py"]
     assert not [row for row in loom.query("real helper", budget=2000).table if row.reason.startswith("stale")]
+    assert loom.graph.metadata["workspace"]["dirty"] == ["real.py"]  # the git_dirty signal: the edited file, not the link
 
 
 def test_index_survives_save_and_open(workspace, tmp_path):

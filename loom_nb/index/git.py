@@ -62,16 +62,19 @@ def changed_since(root: Path, commit: str) -> set[str] | None:
 
 
 class DirtyPaths(set):
-    """Workspace paths git does not vouch for: dirty or untracked files, and every path under
-    a folder git sees only from outside (``?? vendor/lib/``, a nested repository; a submodule;
-    a symlink, whose target's edits git reports under the target's path, not the link's)."""
+    """Workspace paths with uncommitted changes (the set's members, read by the ``git_dirty``
+    signal), which also *contains* the paths git does not vouch for: every path under a folder
+    git sees only from outside (``?? vendor/lib/``, a nested repository; a submodule) and a
+    symlink, whose target's edits git reports under the target's path, not the link's. A
+    refresh checks those itself."""
 
-    def __init__(self, paths: set[str], folders: set[str]) -> None:
-        super().__init__(paths | {folder.rstrip("/") for folder in folders})
-        self.folders = tuple(folder.rstrip("/") + "/" for folder in sorted(folders))
+    def __init__(self, paths: set[str], unseen: set[str]) -> None:
+        super().__init__(paths)
+        self.unseen = frozenset(path.rstrip("/") for path in unseen)
+        self.folders = tuple(sorted(path + "/" for path in self.unseen))
 
     def __contains__(self, path: object) -> bool:
-        return set.__contains__(self, path) or (isinstance(path, str) and path.startswith(self.folders))
+        return set.__contains__(self, path) or (isinstance(path, str) and (path in self.unseen or path.startswith(self.folders)))
 
 
 def dirty_files(root: Path) -> DirtyPaths | None:
@@ -87,5 +90,5 @@ def dirty_files(root: Path) -> DirtyPaths | None:
     paths = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
     opaque = [entry.split("\t", 1)[1] for entry in staged.split("\0")
               if entry.startswith(("120000 ", "160000 ")) and "\t" in entry]  # symlinks, submodules
-    folders = _relative([p for p in paths if p.endswith("/")] + opaque, prefix)
-    return DirtyPaths(_relative([p for p in paths if not p.endswith("/")], prefix), folders)
+    unseen = _relative([p for p in paths if p.endswith("/")] + opaque, prefix)
+    return DirtyPaths(_relative([p for p in paths if not p.endswith("/")], prefix), unseen)
