@@ -198,3 +198,83 @@ def test_names_and_settings_that_only_look_like_credentials_are_left_alone(line)
 def test_credentials_in_assignments_and_urls_are_masked(line, kind, value):
     masked, found = mask_secrets(line)
     assert [f.kind for f in found] == [kind] and value not in masked and len(masked) == len(line)
+
+
+def _long_pem(label: str = "RSA PRIVATE KEY", lines: int = 50) -> tuple[str, list[str]]:
+    """A key long enough that its unit is cut into parts (over max_unit_tokens)."""
+    body = [("MIIJ" if k == 0 else "") + "".join(chr(65 + (k * 7 + j * 13) % 26) + str((k + j) % 10) for j in range(30))[:60]
+            for k in range(lines)]
+    return f"-----BEGIN {label}-----\n" + "\n".join(body) + f"\n-----END {label}-----", body
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """HashingEmbedder that keeps every text it was asked to embed."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen: list[str] = []
+
+    def embed(self, texts):
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+def test_a_long_key_cut_across_units_is_masked_in_every_unit(tmp_path):
+    """Masking ran per unit and the key pattern needs its BEGIN line: the second and later parts
+    of a key cut into several units were raw. Each file is masked whole before it is cut."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    pem, body = _long_pem()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "keys.py").write_text(f'"""Release signing."""\n\n\ndef sign(data):\n    return data\n\n\nSIGNING_KEY = """{pem}"""\n'
+                                '\n\ndef verify(data):\n    return data\n')
+    (ws / "notes.txt").write_text("Release notes\n\n" + "\n".join(f"line {i} about the release" for i in range(70))
+                                  + f"\n{pem}\nafter the key\n")
+    nb = new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}})
+    out = 'conn = connect(host="warehouse.internal.example.com", user="analytics", dbname="events", password="'
+    out = " " * (390 - len(out)) + out + DB_PASSWORD + '")'  # outputs are cut at 400 characters: inside the password
+    nb.cells = [new_code_cell(f'KEY = """{pem}"""\n\ndef sign(data):\n    return data\n'),
+                new_code_cell("print(conn)", outputs=[new_output("stream", name="stdout", text=out)])]
+    for k, cell in enumerate(nb.cells):
+        cell.id = f"c{k}"
+    nbformat.write(nb, ws / "keys.ipynb")
+    embedder = RecordingEmbedder()
+    loom = Loom(tmp_path / "session", embedder=embedder)
+    loom.index(ws, progress=False, wait=True)
+    nodes = list(loom.graph.content_nodes())
+    notes = sorted(n.reference.lines for n in nodes if n.reference.file == "notes.txt")
+    assert any(73 < first <= 124 for first, _ in notes)  # a window starts inside the key (lines 73-124)
+    raw = [line for line in body if line]
+
+    def leaks(text: str) -> list[str]:
+        return [line for line in raw if line in text] + ([DB_PASSWORD] if DB_PASSWORD[:10] in text else [])
+
+    texts = "".join(loom.graph.text(n.id) for n in nodes)  # read from the files: none of them is stale
+    assert leaks(texts) == [] and texts.count("[private-key]") == 3
+    assert leaks("".join(n.title + n.reference.signature for n in nodes)) == []
+    assert leaks(" ".join(embedder.seen)) == []
+    result = loom.query("release signing key SIGNING_KEY keys.py notes", budget=20000)
+    assert not [r for r in result.table if r.reason.startswith("stale")]
+    assert leaks(result.prompt) == [] and leaks(result.pack().to_json()) == []
+    views = "".join(str(loom.view(n.id)) + loom.view(n.id)._repr_html_() for n in nodes)
+    assert leaks(views) == []
+    loom.save()
+    assert leaks("".join(p.read_text(errors="replace") for p in loom.folder.rglob("*") if p.is_file())) == []
+    # the masked units are fresh: a re-index finds nothing changed, and a line added above moves them
+    assert loom.index(ws, progress=False, wait=True).files_indexed == 0
+    (key,) = [n for n in nodes if n.reference.file == "keys.py" and "SIGNING_KEY" in n.title]
+    first_line = key.reference.lines[0]
+    (ws / "keys.py").write_text((ws / "keys.py").read_text().replace("    return data\n\n\nSIGNING", "    data = bytes(data)\n    return data\n\n\nSIGNING"))
+    report = loom.index(ws, progress=False, wait=True)
+    assert report.files_indexed == 1 and report.nodes_kept == 3  # the docstring, SIGNING_KEY and verify
+    assert loom.graph.node(key.id).reference.lines[0] == first_line + 1
+    assert leaks(loom.graph.text(key.id)) == [] and loom.graph.masked(key.id) == 1
+    assert leaks("".join(loom.graph.text(n.id) for n in loom.graph.content_nodes())) == []
+
+
+def test_a_session_indexed_before_whole_file_masking_is_recut():
+    from loom_nb.index.indexer import UNITS_VERSION
+
+    assert UNITS_VERSION >= 10  # 10: units are cut from each file's text with its credentials masked

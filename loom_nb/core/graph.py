@@ -456,7 +456,8 @@ class LoomGraph:
 
     def masked(self, node_id: str) -> int:
         """How many credentials the last :meth:`text` of ``node_id`` masked (for pasted text,
-        masked as it was added and stored masked, how many were masked then)."""
+        masked as it was added and stored masked, and for a file unit, cut from its file masked
+        whole, how many were masked then: ``meta["secrets_masked"]``)."""
         return self._masked.get(node_id) or int(self.node(node_id).meta.get("secrets_masked", 0))
 
     def _raw_text(self, node_id: str) -> str:
@@ -504,13 +505,20 @@ class LoomGraph:
             raise StaleReferenceError(f"{node.id}: {exc}") from None
         start, end = ref.lines
         text = "\n".join(lines[start - 1 : end])
+        if sha256_text(text) != ref.sha256 and not ref.cell and not is_secret_file(ref.file):
+            # the indexer hashes a unit as cut from its file masked whole (a key cut across
+            # units is masked in every part): the raw lines match only where nothing was masked
+            from .files import read_masked_lines_cached
+
+            text = "\n".join(read_masked_lines_cached(path)[start - 1 : end])
         if sha256_text(text) != ref.sha256:
             raise StaleReferenceError(f"{node.id}: {ref.location} changed since indexing (stale); re-index the workspace")
         return text
 
     @staticmethod
     def _reference_lines(path, ref: Reference) -> list[str]:
-        """The lines a reference's line numbers count in: the file's, or its notebook cell's."""
+        """The lines a reference's line numbers count in: the file's (raw), or its notebook
+        cell's (masked as it is read, :func:`~loom_nb.core.notebooks.cell_text`)."""
         from .errors import StaleReferenceError
         from .files import read_lines_cached
 

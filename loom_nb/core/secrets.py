@@ -1,9 +1,12 @@
 """Credentials found and masked before text reaches a context, a prompt or a report (issue 18).
 
-Every node text is read through :meth:`LoomGraph.text <loom_nb.core.graph.LoomGraph.text>`,
-and that is where :func:`mask_secrets` runs: the packed context, the prompt, a callback's
-text, a context pack's snippets, a node's view and an exported report all get the masked
-text. A mask has **the length of what it hides** (``[aws-access-key]****``, or asterisks when
+Indexing masks each file's whole text before it is cut into units
+(:func:`loom_nb.index.indexer.mask_file`; a notebook cell by cell), so a key cut across units
+is masked in every part, and titles, signatures, terms and embedded text come from the masked
+text. Every node text is then read through :meth:`LoomGraph.text
+<loom_nb.core.graph.LoomGraph.text>`, where :func:`mask_secrets` runs again: the packed
+context, the prompt, a callback's text, a context pack's snippets, a node's view and an
+exported report all get the masked text. A mask has **the length of what it hides** (``[aws-access-key]****``, or asterisks when
 the label is longer), newlines kept, so line numbers, character spans of chunks and the
 token budget all still hold. Files that are nothing but credentials (``.env``, ``*.pem``,
 ``id_rsa``, …) are indexed by name only: their content is never read (:func:`is_secret_file`).
@@ -52,7 +55,8 @@ from pathlib import PurePosixPath
 
 from .lru import BoundedLRU
 
-__all__ = ["SECRET_FILES", "Finding", "find_secrets", "is_secret_file", "mask_secrets", "secret_file_notice"]
+__all__ = ["SECRET_FILES", "Finding", "find_secrets", "is_secret_file", "line_spans", "mask_lines", "mask_secrets",
+           "secret_file_notice"]
 
 SECRET_FILES = (".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
                 ".netrc", ".pgpass", "*.keystore", "credentials", ".git-credentials", ".npmrc", ".pypirc")
@@ -193,29 +197,56 @@ def _assigned_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def _mask(value: str, kind: str) -> str:
-    """``value`` hidden at the same length, newlines kept."""
+    """``value`` hidden at the same length, newlines and each later line's indent kept (a key
+    block in YAML or in an indented string still leaves the file's structure readable)."""
     label = f"[{kind}]"
     out = []
     for k, line in enumerate(value.split("\n")):
         if k == 0 and len(line) >= len(label):
             out.append(label + "*" * (len(line) - len(label)))
-        else:
+        elif k == 0:
             out.append("*" * len(line))
+        else:
+            body = line.lstrip(" \t")
+            out.append(line[:len(line) - len(body)] + "*" * len(body))
     return "\n".join(out)
 
 
-def mask_secrets(text: str) -> tuple[str, list[Finding]]:
+def mask_secrets(text: str, *, remember: bool = True) -> tuple[str, list[Finding]]:
     """``text`` with every credential masked (same length, same lines), and what was found.
+
+    ``remember=False`` skips the cache: a whole file masked once before it is cut into units
+    would push out the node texts that queries mask again and again.
 
     >>> masked, found = mask_secrets('token = "ghp_' + 'a1B2' * 9 + '"')
     >>> masked, len(masked) == len('token = "ghp_' + 'a1B2' * 9 + '"'), found[0].kind
     ('token = "[github-token]**************************"', True, 'github-token')
     """
+    if not remember:
+        found = _mask_all(text)
+        return found[0], list(found[1])
     found = _MASKED.get(text)
     if found is None:
         found = _mask_all(text)
         _MASKED.put(text, found)
     return found[0], list(found[1])
+
+
+def mask_lines(text: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """``text`` masked as :func:`mask_secrets` masks it (not cached: for a whole file or cell),
+    and the first and last line (from 1) of each credential: a unit cut from the masked text
+    counts the credentials whose lines it overlaps.
+
+    >>> mask_lines('a = 1\\npassword = "hunter22"\\n')[1]
+    ((2, 2),)
+    """
+    masked, found = mask_secrets(text, remember=False)
+    return masked, line_spans(masked, found)
+
+
+def line_spans(text: str, found: list[Finding]) -> tuple[tuple[int, int], ...]:
+    """The first and last line of each finding in ``text`` (or its masked form: same lines)."""
+    return tuple((f.line, f.line + text.count("\n", f.start, f.end)) for f in found)
 
 
 _MASKED: BoundedLRU[str, tuple[str, tuple[Finding, ...]]] = BoundedLRU(65536, 16_000_000, size=lambda v: len(v[0]))
