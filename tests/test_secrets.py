@@ -278,3 +278,20 @@ def test_a_session_indexed_before_whole_file_masking_is_recut():
     from loom_nb.index.indexer import UNITS_VERSION
 
     assert UNITS_VERSION >= 10  # 10: units are cut from each file's text with its credentials masked
+
+
+def test_a_moved_unit_gets_its_new_title_masked(tmp_path):
+    """relocate() set a kept unit's title as given: masked where it was made, not where it was set."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    line = f'db = psycopg2.connect(host="wh.corp", password="{DB_PASSWORD}")'  # its first 60 characters end in the password
+    (ws / "m.py").write_text(f"def a():\n    return 1\n\n\n{line}\n\n\ndef b():\n    return 2\n")
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(ws, progress=False, wait=True)
+    (node,) = [n for n in loom.graph.content_nodes() if "psycopg2" in n.title]
+    assert DB_PASSWORD[:8] not in node.title
+    ref = node.reference
+    loom.graph.relocate(node.id, type(ref)(ref.file, (7, 7), ref.signature, ref.sha256, ref.cell), f"m.py:7-7 {line}")
+    assert DB_PASSWORD not in loom.graph.node(node.id).title and "psycopg2.connect" in loom.graph.node(node.id).title
+    loom.save()
+    assert DB_PASSWORD not in (loom.folder / "graph.json").read_text()

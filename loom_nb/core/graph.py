@@ -816,7 +816,7 @@ class LoomGraph:
                             f"cannot become {reference.file} with other text)")
         node.reference = Reference(node.reference.file, tuple(reference.lines), clean_text(reference.signature),
                                    reference.sha256, clean_text(reference.cell))
-        node.title = clean_text(title)
+        node.title = mask_secrets(clean_text(title))[0]  # a title reaches the prompt's manifest and graph.json
         self._touch()
 
     def remove(self, node_id: str) -> None:
