@@ -295,3 +295,34 @@ def test_a_moved_unit_gets_its_new_title_masked(tmp_path):
     assert DB_PASSWORD not in loom.graph.node(node.id).title and "psycopg2.connect" in loom.graph.node(node.id).title
     loom.save()
     assert DB_PASSWORD not in (loom.folder / "graph.json").read_text()
+
+
+def test_signature_reason_and_metadata_are_masked_as_a_node_is_added(tmp_path):
+    """add_content masked the text and title but passed a reference's signature, the provenance
+    reason and meta strings (the unit's name) through as given: they reach graph.json, views and,
+    as the manifest's label, the prompt."""
+    import numpy as np
+
+    from loom_nb.core.graph import Provenance, Reference
+
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "db.py").write_text("def connect():\n    return 1\n")
+    loom.index(ws, progress=False, wait=True)
+    (unit,) = loom.graph.content_nodes()
+    raw = f'connect(password="{DB_PASSWORD}")'
+    node, _ = loom.graph.add_content(
+        "the connection settings", np.ones(loom.embedder.dim, dtype=np.float32), type="file_reference",
+        reference=Reference("db.py", (1, 2), f"def {raw}:", unit.reference.sha256),
+        provenance=Provenance("indexer", f"function {raw}", "input"), meta={"name": raw, "path": "db.py"})
+    assert DB_PASSWORD not in node.reference.signature + node.provenance.reason + node.meta["name"]
+    assert node.reference.signature.startswith("def connect(password=") and node.meta["path"] == "db.py"
+    ref = node.reference
+    loom.graph.relocate(node.id, Reference(ref.file, ref.lines, f"def {raw}:", ref.sha256), "db.py:1-2 connect")
+    assert DB_PASSWORD not in loom.graph.node(node.id).reference.signature
+    views = str(loom.view(node.id)) + loom.view(node.id)._repr_html_()
+    loom.save()
+    assert DB_PASSWORD not in views + (loom.folder / "graph.json").read_text()
+    added = loom.add("notes on the warehouse connection", reason=f"pasted from {raw}").nodes[0]
+    assert DB_PASSWORD not in added.provenance.reason

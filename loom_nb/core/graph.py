@@ -32,7 +32,7 @@ from .errors import EmbeddingMismatchError, LoomError, UnknownNodeError
 from .analysis import STOPWORDS
 from .arrays import STRUCTURE_KINDS, TOKENS, TURN, TYPE, GraphArrays, VectorTable, _pair_array  # noqa: F401 - importable from here as before
 from .lexical import LexicalIndex
-from .secrets import is_secret_file, mask_secrets, secret_file_notice
+from .secrets import is_secret_file, mask_each, mask_secrets, secret_file_notice
 
 log = logging.getLogger(__name__)
 
@@ -646,16 +646,25 @@ class LoomGraph:
         if node_id is not None and not NODE_ID.match(node_id):
             raise LoomError(f"node id {node_id!r} is not a plain name (a letter, then letters, digits, _ or -; at most 64)")
         provenance = provenance or Provenance()
+        # the signature, the provenance and the meta strings (a unit's name) reach graph.json,
+        # views and the manifest's label as the text does: masked, with one scan for all of them
+        strings = [k for k, v in (meta or {}).items() if isinstance(v, str)]
+        signature, *said = mask_each([clean_text(reference.signature) if reference is not None else "",
+                                      *(clean_text(str(v)) for v in (provenance.source, provenance.reason, provenance.direction)),
+                                      *(clean_text(meta[k]) for k in strings)])
+        provenance = Provenance(*said[:3])
+        if strings:
+            meta = {**meta, **dict(zip(strings, said[3:]))}
         node = ContentNode(
             id=node_id or self._new_id("content"),
             type=type,
             tokens=count_tokens(text) if tokens is None else int(tokens),
             title=mask_secrets(clean_text(title))[0] if title else _title(text),
             sha256=sha256_text(text),
-            provenance=Provenance(*(clean_text(str(v)) for v in (provenance.source, provenance.reason, provenance.direction))),
+            provenance=provenance,
             last_access_turn=self.turn,
             reference=clean_value(reference) if reference is None else Reference(
-                clean_text(reference.file), tuple(reference.lines), clean_text(reference.signature), reference.sha256,
+                clean_text(reference.file), tuple(reference.lines), signature, reference.sha256,
                 clean_text(reference.cell)),
             summary_of=summary_of,
             chunks=list(chunks or []),
@@ -814,7 +823,7 @@ class LoomGraph:
         if reference.file != node.reference.file or reference.sha256 != node.reference.sha256:
             raise LoomError(f"{node_id}: a moved unit keeps its file and its text ({node.reference.location} "
                             f"cannot become {reference.file} with other text)")
-        node.reference = Reference(node.reference.file, tuple(reference.lines), clean_text(reference.signature),
+        node.reference = Reference(node.reference.file, tuple(reference.lines), mask_secrets(clean_text(reference.signature))[0],
                                    reference.sha256, clean_text(reference.cell))
         node.title = mask_secrets(clean_text(title))[0]  # a title reaches the prompt's manifest and graph.json
         self._touch()
