@@ -326,3 +326,29 @@ def test_signature_reason_and_metadata_are_masked_as_a_node_is_added(tmp_path):
     assert DB_PASSWORD not in views + (loom.folder / "graph.json").read_text()
     added = loom.add("notes on the warehouse connection", reason=f"pasted from {raw}").nodes[0]
     assert DB_PASSWORD not in added.provenance.reason
+
+
+def test_a_skeleton_masks_credentials_and_shows_a_credentials_file_by_name(tmp_path):
+    """loom.skeleton() outlined the raw file: a default argument, a doc line or a key's line
+    came out raw, and a .env was outlined like any text file."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    pem, body = _long_pem()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "settings.py").write_text(f'def connect(host="db", password="{DB_PASSWORD}"):\n    """Connect."""\n\n\n'
+                                    f'def fetch():\n    """Fetch with the CI token {GITHUB} as fallback."""\n')
+    (ws / "notes.txt").write_text("\n".join(f"line {i}" for i in range(58)) + f"\n{pem}\nafter\n")
+    nb = new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}})
+    nb.cells = [new_code_cell(f'def load(password="{DB_PASSWORD}"):\n    return 1\n')]
+    nb.cells[0].id = "c0"
+    nbformat.write(nb, ws / "explore.ipynb")
+    (ws / ".env").write_text(f"DB_PASSWORD={DB_PASSWORD}\n")
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(ws, progress=False, wait=True)
+    views = {name: loom.skeleton(name) for name in ("settings.py", "notes.txt", "explore.ipynb", ".env")}
+    assert "def connect(" in views["settings.py"] and "def load(" in views["explore.ipynb"]
+    for name, view in views.items():
+        assert DB_PASSWORD not in view and GITHUB not in view and not [line for line in body if line in view], name
+    assert views[".env"] == "(.env: a credentials file, indexed by name only; its content is never read)"
