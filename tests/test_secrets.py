@@ -4,6 +4,8 @@ exported report; credentials files are indexed by name only; the manifest says w
 
 from __future__ import annotations
 
+import re
+
 import ollama
 import pytest
 
@@ -352,3 +354,17 @@ def test_a_skeleton_masks_credentials_and_shows_a_credentials_file_by_name(tmp_p
     for name, view in views.items():
         assert DB_PASSWORD not in view and GITHUB not in view and not [line for line in body if line in view], name
     assert views[".env"] == "(.env: a credentials file, indexed by name only; its content is never read)"
+
+
+@pytest.mark.parametrize("name", [".env", "id_rsa", "prod.pem", ".npmrc"])
+def test_add_file_refuses_a_credentials_file(tmp_path, name):
+    """add_file read a .env like any text file and stored it; index() reads such files by name only."""
+    from loom_nb import LoomError
+
+    (tmp_path / name).write_text(f"db_password={DB_PASSWORD}\nAWS_KEY={AWS}\n")
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    with pytest.raises(LoomError, match=rf"{re.escape(name)} is a credentials file.*never read"):
+        loom.add_file(tmp_path / name)
+    loom.save()
+    assert loom.graph.counts()["content"] == 0
+    assert leaked("".join(p.read_text(errors="replace") for p in loom.folder.rglob("*") if p.is_file())) == []

@@ -569,12 +569,18 @@ class Loom(Displayable):
         came from (``paper.pdf p. 3-5: Results``, ``guide.html § Install``, ``churn.ipynb[cell 2]``;
         :mod:`loom_nb.index.documents`). Any other text file is
         added as :meth:`add` would add its text. The text is stored in the session: a
-        document is not a workspace file that indexing keeps fresh.
+        document is not a workspace file that indexing keeps fresh. A credentials file
+        (``.env``, ``id_rsa``, ``*.pem``: :data:`~loom_nb.core.secrets.SECRET_FILES`) is refused
+        unread, as indexing reads it by name only.
         """
         from ..index.documents import DOCUMENT_SUFFIXES, document_sections
         from .files import is_binary, read_text
+        from .secrets import is_secret_file
 
         path = Path(path)
+        if is_secret_file(path.name):
+            raise LoomError(f"{path.name} is a credentials file: add_file never reads one (index() lists such files by "
+                            "name only); add() the lines you need instead, and their credentials are masked")
         if path.suffix.lower() in DOCUMENT_SUFFIXES:
             sections = document_sections(path)
         else:
