@@ -368,3 +368,72 @@ def test_add_file_refuses_a_credentials_file(tmp_path, name):
     loom.save()
     assert loom.graph.counts()["content"] == 0
     assert leaked("".join(p.read_text(errors="replace") for p in loom.folder.rglob("*") if p.is_file())) == []
+
+
+USER_PASSWORD = "UsrPw5512zz"
+ANSWER_TOKEN = "ghp_" + "An5" * 12
+ANSWER_PASSWORD = "AnsPw7781qq"
+CHAT_RAW = [AWS, USER_PASSWORD, ANSWER_TOKEN, ANSWER_PASSWORD]
+
+
+def chat_leaks(text: str) -> list[str]:
+    return [value for value in CHAT_RAW if value in text]
+
+
+def test_a_secret_in_the_question_reaches_no_prompt_report_or_embedder(tmp_path):
+    """The question went into result.prompt, the pack's JSON, the exported report and the
+    embedder as typed: masking ran on node text only."""
+    embedder = RecordingEmbedder()
+    loom = Loom(tmp_path / "session", embedder=embedder)
+    loom.add("The deploy uses the billing worker settings.")
+    question = f'why does boto fail with AWS_ACCESS_KEY_ID={AWS} and password = "{USER_PASSWORD}" in the deploy?'
+    result = loom.query(question, budget=2000)
+    assert "why does boto fail with AWS_ACCESS_KEY_ID=" in result.prompt and "[aws-access-key]" in result.prompt
+    page = loom.export_report(result, tmp_path / "report.html").read_text()
+    sent = result.prompt + result.query + str(result.messages) + result.pack().to_json() + page + " ".join(embedder.seen)
+    assert chat_leaks(sent) == []
+
+
+def test_a_chat_masks_the_users_message_and_the_models_answers_before_they_are_sent_or_stored(tmp_path):
+    """The user's message and the model's answers went raw into later chat requests (history,
+    the summary request's transcript), chat.json and the session's views."""
+    folder = tmp_path / "chat"
+    Loom(folder, embedder=HashingEmbedder()).save()
+    answers = [f'Use this token: {ANSWER_TOKEN} and DB_PASSWORD = "{ANSWER_PASSWORD}" in settings.',
+               "Second answer.", "Third answer.", "Fourth answer.", "Fifth answer."]
+    with OllamaStandIn(answers=answers, show=default_show(num_ctx=2048)) as server:
+        session = Session.open(folder, model="llama3.2", embedder=HashingEmbedder(), client=ollama.Client(host=server.host),
+                               background=False, summarize="model")
+        first = session.send(f'my deploy fails, log:\nAWS_ACCESS_KEY_ID={AWS}\npassword = "{USER_PASSWORD}"\nwhy?')
+        for text in ["and what next?", "anything else?", "ok thanks", "one more"]:
+            session.send(text + " " + "filler words " * 200)  # pushes the first turn out into a (model) summary
+        session.save()
+        requests = str(server.chat_requests)
+    assert session.summaries and "[aws-access-key]" in requests  # the first message was sent again, masked
+    assert chat_leaks(requests) == []
+    assert chat_leaks(first.answer + first.query) == [] and "Use this token" in first.answer
+    files = "".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file())
+    views = str(session) + session._repr_html_() + "".join(str(t) + t._repr_html_() for t in session.turns)
+    assert chat_leaks(files) == [] and chat_leaks(views) == []
+
+
+def test_decisions_and_project_rules_are_masked_before_a_prompt_holds_them(tmp_path):
+    """A decision recorded with a credential was stored and rendered raw into the decision zone,
+    and LOOM.md's rules went raw into the system message."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "LOOM.md").write_text(f"# Rules\n\nAlways deploy with GITHUB_TOKEN={ANSWER_TOKEN} on the staging box.\n")
+    (ws / "app.py").write_text("def main():\n    return 1\n")
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(ws, progress=False, wait=True)
+    with OllamaStandIn(answers=["ok", "ok again"], show=default_show(num_ctx=8192)) as server:
+        session = Session(loom, model="llama3.2", client=ollama.Client(host=server.host), background=False)
+        node = session.decisions.add("decision", f'rotate the key AKIA{AWS[4:]} now',
+                                     description=f'the old password = "{USER_PASSWORD}" is revoked')
+        session.send("how do I deploy?")
+        session.save()
+        requests = str(server.chat_requests)
+    assert "Always deploy with GITHUB_TOKEN=" in requests and "rotate the key" in requests
+    decision = session.decisions.node(node)
+    assert chat_leaks(requests) == [] and chat_leaks(decision.title + decision.description) == []
+    assert chat_leaks((loom.folder / "decisions.json").read_text()) == []

@@ -780,6 +780,7 @@ class Loom(Displayable):
         request = Query.of(text) if isinstance(text, (str, Query)) else None
         if request is None or not request.message.strip():
             raise LoomError("the query is empty")
+        request = request.masked()  # the prompt, the result, its report and the embedder get no credential
         text = request.message
         for name, value in (("budget", budget), ("window", window)):
             if value is not None and not (isinstance(value, numbers.Real) and math.isfinite(value)):
