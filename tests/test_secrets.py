@@ -437,3 +437,54 @@ def test_decisions_and_project_rules_are_masked_before_a_prompt_holds_them(tmp_p
     decision = session.decisions.node(node)
     assert chat_leaks(requests) == [] and chat_leaks(decision.title + decision.description) == []
     assert chat_leaks((loom.folder / "decisions.json").read_text()) == []
+
+
+@pytest.mark.parametrize("line", [
+    "TOKEN_ENDPOINT=https://auth.example.com/token",
+    "OAUTH_TOKEN_URL=https://auth.example.com/oauth/token",
+    "DB_PASSWORD_FILE=/run/secrets/db_password",
+    "AUTH_TOKEN_HEADER=X-Auth-Token",
+    "TOKEN_TYPE=Bearer",
+    "PRIVATE_KEY_PATH=./certs/server.key",
+    "SECRET_STORE=vault",
+    "API_KEY_LOCATION=HeaderOnly",
+    "SECRET_NAME=prod-db-credentials",
+    "export SECRET_TEMPLATE={env.SECRET}",
+    '<script src="https://cdn.example.com/bootstrap.min.js" integrity="sha384-' + "Q6E9RHvbIyZFJoft+2mJbHaEWldlvI9IOYy5n3zV9zzTtmI3UksdQRVvoxMfooAo" + '" crossorigin="anonymous">',
+    '      "integrity": "sha512-' + "v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXPs17LhbZVGedAJv8XZ1tvj5FvSg==" + '",',
+    '      "integrity": "sha1-' + "C0gkb8eJRp2nR2Yb1xcHGQTnQTE=" + '",',
+])
+def test_env_lines_and_digests_that_only_look_like_credentials_are_left_alone(line):
+    """The env-line rule took any name holding a secret word (TOKEN_ENDPOINT, DB_PASSWORD_FILE) and
+    any value (a URL, a path, a header name); the high-entropy rule took SRI digests for keys."""
+    assert find_secrets(line) == [] and mask_secrets(line)[0] == line
+
+
+@pytest.mark.parametrize("line, value", [
+    ("DB_PASSWORD=Hunter22pass", "Hunter22pass"),
+    ("export API_TOKEN=k9Xq2LmW8vT4pR7z", "k9Xq2LmW8vT4pR7z"),
+    ("GITHUB_TOKEN_PROD=k9Xq2LmW8vT4pR7z", "k9Xq2LmW8vT4pR7z"),
+    ("DB_PASSWORD=SuperSecret", "SuperSecret"),  # a password may be letters alone
+    ('signature = "sha384Q6E9RHvbIyZFJoft2mJbHaEWldlvI9IOYy5n3zV9zzTtmI3Uksd"', "Q6E9RHvbIyZFJoft2mJbHaEWldlvI9IOYy5n3"),
+])
+def test_env_lines_and_random_literals_are_still_masked(line, value):
+    masked, found = mask_secrets(line)
+    assert found and value not in masked and len(masked) == len(line)
+
+
+def test_an_indexed_lock_file_and_page_report_no_secret(tmp_path):
+    import base64
+    import hashlib
+    import json
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    packages = {f"node_modules/pkg{i}": {"version": "1.0.0", "integrity": "sha512-" + base64.b64encode(
+        hashlib.sha512(f"pkg{i}".encode()).digest()).decode()} for i in range(3)}
+    (ws / "package-lock.json").write_text(json.dumps({"name": "app", "lockfileVersion": 3, "packages": packages}, indent=2))
+    sri = "sha384-" + base64.b64encode(hashlib.sha384(b"bootstrap").digest()).decode()
+    (ws / "index.html").write_text(f'<html><head>\n<script src="https://cdn.example.com/b.js" integrity="{sri}"></script>\n</head></html>\n')
+    (ws / "deploy.sh").write_text("export TOKEN_ENDPOINT=https://auth.example.com/token\nexport DB_PASSWORD_FILE=/run/secrets/db\n")
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    assert loom.index(ws, progress=False, wait=True).secrets == []
+    assert sri in "".join(loom.graph.text(n.id) for n in loom.graph.content_nodes())

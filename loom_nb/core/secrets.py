@@ -23,9 +23,10 @@ must stay fast. The rules:
 - a quoted literal of 6 or more characters assigned to a name that ends in password, secret,
   token, API key or private key (``password = "hunter22"``, ``refresh_token = "…"``;
   ``password = get_password()`` is a call, not a literal, and is left alone), and the same names
-  in ``KEY=value`` lines of env files and shell. The word must end the name, give or take a
-  suffix such as ``_value`` or ``_prod``: ``token_endpoint``, ``TokenLookup``, ``token_type`` and
-  ``api-keyword`` name something else. Not taken for a credential: a number, a hex digest, a
+  in ``KEY=value`` lines of env files and shell, with the same checks. The word must end the
+  name, give or take a suffix such as ``_value`` or ``_prod``: ``token_endpoint``,
+  ``TokenLookup``, ``token_type``, ``api-keyword``, ``DB_PASSWORD_FILE`` and
+  ``AUTH_TOKEN_HEADER`` name something else. Not taken for a credential: a number, a hex digest, a
   lower-case identifier, a URL without a user in it, a path, a template (``{env.SECRET}``), and,
   unless the name says password, letters and separators with no digit (``"X-CSRF-Token"``,
   ``"header:X-Token,form:csrf"``, ``"Bearer"``): header names and settings, where a token or
@@ -37,7 +38,7 @@ must stay fast. The rules:
   most 4.0, so hashes are left alone), unless it is an alphabet (``"0123…XYZabc…xyz"``, its
   characters in ascending runs, as Django's ``RANDOM_STRING_CHARS``) or a chain of words and
   numbers (``id_form-content_type-object_id-0-DELETE``), which have the entropy of a key and
-  none of its randomness.
+  none of its randomness, or a ``sha384-…`` digest (subresource integrity, lock files).
 
 Not caught: a credential in prose ("the password is hunter22"), a short unquoted value in code,
 a key of a shape not listed above. Masking errs toward keeping code readable.
@@ -102,9 +103,14 @@ _NOT_A_VALUE = re.compile(r"(?i)^(?:[a-z][a-z0-9+.-]*://[^@\s]*|[~.]{0,2}/\S*|#[
 """A URL with no user in it, a path, a colour, a template or a Windows variable (``%HOMEPATH%``):
 never a credential by itself."""
 _ENV_NAMES = r"(?:PASSWORD|PASSWD|PWD|SECRET|API_?KEY|ACCESS_?KEY|AUTH_?TOKEN|ACCESS_?TOKEN|TOKEN|PRIVATE_?KEY)"
-_ENV_LINE = re.compile(rf"(?m)^\s*(?:export\s+)?[A-Z0-9_]*{_ENV_NAMES}[A-Z0-9_]*\s*=\s*([^\s\"'#()][^\s#()]{{5,}})\s*$")
+_ENV_LINE = re.compile(rf"(?m)^\s*(?:export\s+)?[A-Z0-9_]*?({_ENV_NAMES})(?i:{_NAME_SUFFIX})\s*=\s*([^\s\"'#()][^\s#()]{{5,}})\s*$")
+"""A ``NAME=value`` line whose name ends in a password-like word, give or take a suffix, as a
+quoted literal's must: ``TOKEN_ENDPOINT``, ``DB_PASSWORD_FILE`` and ``AUTH_TOKEN_HEADER`` name
+something else."""
 _URL_PASSWORD = re.compile(r"://[^/\s:@'\"]*:([^@\s/'\"]{3,})@")
 _LONG_LITERAL = re.compile(r"[:=]\s*([\"'])([A-Za-z0-9+/=_-]{32,})\1")
+_DIGEST = re.compile(r"sha(?:1|224|256|384|512)-[A-Za-z0-9+/]+={0,2}")
+"""A subresource-integrity or lock-file digest (``integrity="sha384-…"``): a hash, not a key."""
 _PLACEHOLDER = re.compile(r"(?i)^(?:x+|\*+|changeme|change_me|password|secret|example\w*|dummy\w*|test\w*|your[_-]\w+|<.*>|\$\{.*\}|%\(.*\)s)$")
 
 
@@ -187,11 +193,12 @@ def _assigned_spans(text: str) -> list[tuple[int, int, str]]:
         for m in _URL_PASSWORD.finditer(text):
             if _plausible(m.group(1)) and not _NOT_A_VALUE.match(m.group(1)) and not m.group(1).startswith(("$", "%", "<")):
                 spans.append((m.start(1), m.end(1), "url-password"))
-    spans += [(m.start(1), m.end(1), "env-secret") for m in _ENV_LINE.finditer(text) if _plausible(m.group(1))]
+    spans += [(m.start(2), m.end(2), "env-secret") for m in _ENV_LINE.finditer(text)
+              if _plausible(m.group(2)) and _literal_fits(m.group(2), m.group(1))]  # the checks a quoted literal gets
     for m in _LONG_LITERAL.finditer(text):
         value = m.group(2)
         if (_entropy(value) > ENTROPY_BITS and re.search(r"[A-Za-z]", value) and re.search(r"\d", value)
-                and _looks_random(value)):
+                and not _DIGEST.fullmatch(value) and _looks_random(value)):
             spans.append((m.start(2), m.end(2), "high-entropy"))
     return spans
 
