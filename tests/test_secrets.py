@@ -4,6 +4,8 @@ exported report; credentials files are indexed by name only; the manifest says w
 
 from __future__ import annotations
 
+import re
+
 import ollama
 import pytest
 
@@ -198,3 +200,291 @@ def test_names_and_settings_that_only_look_like_credentials_are_left_alone(line)
 def test_credentials_in_assignments_and_urls_are_masked(line, kind, value):
     masked, found = mask_secrets(line)
     assert [f.kind for f in found] == [kind] and value not in masked and len(masked) == len(line)
+
+
+def _long_pem(label: str = "RSA PRIVATE KEY", lines: int = 50) -> tuple[str, list[str]]:
+    """A key long enough that its unit is cut into parts (over max_unit_tokens)."""
+    body = [("MIIJ" if k == 0 else "") + "".join(chr(65 + (k * 7 + j * 13) % 26) + str((k + j) % 10) for j in range(30))[:60]
+            for k in range(lines)]
+    return f"-----BEGIN {label}-----\n" + "\n".join(body) + f"\n-----END {label}-----", body
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """HashingEmbedder that keeps every text it was asked to embed."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen: list[str] = []
+
+    def embed(self, texts):
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+def test_a_long_key_cut_across_units_is_masked_in_every_unit(tmp_path):
+    """Masking ran per unit and the key pattern needs its BEGIN line: the second and later parts
+    of a key cut into several units were raw. Each file is masked whole before it is cut."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    pem, body = _long_pem()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "keys.py").write_text(f'"""Release signing."""\n\n\ndef sign(data):\n    return data\n\n\nSIGNING_KEY = """{pem}"""\n'
+                                '\n\ndef verify(data):\n    return data\n')
+    (ws / "notes.txt").write_text("Release notes\n\n" + "\n".join(f"line {i} about the release" for i in range(70))
+                                  + f"\n{pem}\nafter the key\n")
+    nb = new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}})
+    out = 'conn = connect(host="warehouse.internal.example.com", user="analytics", dbname="events", password="'
+    out = " " * (390 - len(out)) + out + DB_PASSWORD + '")'  # outputs are cut at 400 characters: inside the password
+    nb.cells = [new_code_cell(f'KEY = """{pem}"""\n\ndef sign(data):\n    return data\n'),
+                new_code_cell("print(conn)", outputs=[new_output("stream", name="stdout", text=out)])]
+    for k, cell in enumerate(nb.cells):
+        cell.id = f"c{k}"
+    nbformat.write(nb, ws / "keys.ipynb")
+    embedder = RecordingEmbedder()
+    loom = Loom(tmp_path / "session", embedder=embedder)
+    loom.index(ws, progress=False, wait=True)
+    nodes = list(loom.graph.content_nodes())
+    notes = sorted(n.reference.lines for n in nodes if n.reference.file == "notes.txt")
+    assert any(73 < first <= 124 for first, _ in notes)  # a window starts inside the key (lines 73-124)
+    raw = [line for line in body if line]
+
+    def leaks(text: str) -> list[str]:
+        return [line for line in raw if line in text] + ([DB_PASSWORD] if DB_PASSWORD[:10] in text else [])
+
+    texts = "".join(loom.graph.text(n.id) for n in nodes)  # read from the files: none of them is stale
+    assert leaks(texts) == [] and texts.count("[private-key]") == 3
+    assert leaks("".join(n.title + n.reference.signature for n in nodes)) == []
+    assert leaks(" ".join(embedder.seen)) == []
+    result = loom.query("release signing key SIGNING_KEY keys.py notes", budget=20000)
+    assert not [r for r in result.table if r.reason.startswith("stale")]
+    assert leaks(result.prompt) == [] and leaks(result.pack().to_json()) == []
+    views = "".join(str(loom.view(n.id)) + loom.view(n.id)._repr_html_() for n in nodes)
+    assert leaks(views) == []
+    loom.save()
+    assert leaks("".join(p.read_text(errors="replace") for p in loom.folder.rglob("*") if p.is_file())) == []
+    # the masked units are fresh: a re-index finds nothing changed, and a line added above moves them
+    assert loom.index(ws, progress=False, wait=True).files_indexed == 0
+    (key,) = [n for n in nodes if n.reference.file == "keys.py" and "SIGNING_KEY" in n.title]
+    first_line = key.reference.lines[0]
+    (ws / "keys.py").write_text((ws / "keys.py").read_text().replace("    return data\n\n\nSIGNING", "    data = bytes(data)\n    return data\n\n\nSIGNING"))
+    report = loom.index(ws, progress=False, wait=True)
+    assert report.files_indexed == 1 and report.nodes_kept == 3  # the docstring, SIGNING_KEY and verify
+    assert loom.graph.node(key.id).reference.lines[0] == first_line + 1
+    assert leaks(loom.graph.text(key.id)) == [] and loom.graph.masked(key.id) == 1
+    assert leaks("".join(loom.graph.text(n.id) for n in loom.graph.content_nodes())) == []
+
+
+def test_a_session_indexed_before_whole_file_masking_is_recut():
+    from loom_nb.index.indexer import UNITS_VERSION
+
+    assert UNITS_VERSION >= 10  # 10: units are cut from each file's text with its credentials masked
+
+
+def test_a_moved_unit_gets_its_new_title_masked(tmp_path):
+    """relocate() set a kept unit's title as given: masked where it was made, not where it was set."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    line = f'db = psycopg2.connect(host="wh.corp", password="{DB_PASSWORD}")'  # its first 60 characters end in the password
+    (ws / "m.py").write_text(f"def a():\n    return 1\n\n\n{line}\n\n\ndef b():\n    return 2\n")
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(ws, progress=False, wait=True)
+    (node,) = [n for n in loom.graph.content_nodes() if "psycopg2" in n.title]
+    assert DB_PASSWORD[:8] not in node.title
+    ref = node.reference
+    loom.graph.relocate(node.id, type(ref)(ref.file, (7, 7), ref.signature, ref.sha256, ref.cell), f"m.py:7-7 {line}")
+    assert DB_PASSWORD not in loom.graph.node(node.id).title and "psycopg2.connect" in loom.graph.node(node.id).title
+    loom.save()
+    assert DB_PASSWORD not in (loom.folder / "graph.json").read_text()
+
+
+def test_signature_reason_and_metadata_are_masked_as_a_node_is_added(tmp_path):
+    """add_content masked the text and title but passed a reference's signature, the provenance
+    reason and meta strings (the unit's name) through as given: they reach graph.json, views and,
+    as the manifest's label, the prompt."""
+    import numpy as np
+
+    from loom_nb.core.graph import Provenance, Reference
+
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "db.py").write_text("def connect():\n    return 1\n")
+    loom.index(ws, progress=False, wait=True)
+    (unit,) = loom.graph.content_nodes()
+    raw = f'connect(password="{DB_PASSWORD}")'
+    node, _ = loom.graph.add_content(
+        "the connection settings", np.ones(loom.embedder.dim, dtype=np.float32), type="file_reference",
+        reference=Reference("db.py", (1, 2), f"def {raw}:", unit.reference.sha256),
+        provenance=Provenance("indexer", f"function {raw}", "input"), meta={"name": raw, "path": "db.py"})
+    assert DB_PASSWORD not in node.reference.signature + node.provenance.reason + node.meta["name"]
+    assert node.reference.signature.startswith("def connect(password=") and node.meta["path"] == "db.py"
+    ref = node.reference
+    loom.graph.relocate(node.id, Reference(ref.file, ref.lines, f"def {raw}:", ref.sha256), "db.py:1-2 connect")
+    assert DB_PASSWORD not in loom.graph.node(node.id).reference.signature
+    views = str(loom.view(node.id)) + loom.view(node.id)._repr_html_()
+    loom.save()
+    assert DB_PASSWORD not in views + (loom.folder / "graph.json").read_text()
+    added = loom.add("notes on the warehouse connection", reason=f"pasted from {raw}").nodes[0]
+    assert DB_PASSWORD not in added.provenance.reason
+
+
+def test_a_skeleton_masks_credentials_and_shows_a_credentials_file_by_name(tmp_path):
+    """loom.skeleton() outlined the raw file: a default argument, a doc line or a key's line
+    came out raw, and a .env was outlined like any text file."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    pem, body = _long_pem()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "settings.py").write_text(f'def connect(host="db", password="{DB_PASSWORD}"):\n    """Connect."""\n\n\n'
+                                    f'def fetch():\n    """Fetch with the CI token {GITHUB} as fallback."""\n')
+    (ws / "notes.txt").write_text("\n".join(f"line {i}" for i in range(58)) + f"\n{pem}\nafter\n")
+    nb = new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}})
+    nb.cells = [new_code_cell(f'def load(password="{DB_PASSWORD}"):\n    return 1\n')]
+    nb.cells[0].id = "c0"
+    nbformat.write(nb, ws / "explore.ipynb")
+    (ws / ".env").write_text(f"DB_PASSWORD={DB_PASSWORD}\n")
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(ws, progress=False, wait=True)
+    views = {name: loom.skeleton(name) for name in ("settings.py", "notes.txt", "explore.ipynb", ".env")}
+    assert "def connect(" in views["settings.py"] and "def load(" in views["explore.ipynb"]
+    for name, view in views.items():
+        assert DB_PASSWORD not in view and GITHUB not in view and not [line for line in body if line in view], name
+    assert views[".env"] == "(.env: a credentials file, indexed by name only; its content is never read)"
+
+
+@pytest.mark.parametrize("name", [".env", "id_rsa", "prod.pem", ".npmrc"])
+def test_add_file_refuses_a_credentials_file(tmp_path, name):
+    """add_file read a .env like any text file and stored it; index() reads such files by name only."""
+    from loom_nb import LoomError
+
+    (tmp_path / name).write_text(f"db_password={DB_PASSWORD}\nAWS_KEY={AWS}\n")
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    with pytest.raises(LoomError, match=rf"{re.escape(name)} is a credentials file.*never read"):
+        loom.add_file(tmp_path / name)
+    loom.save()
+    assert loom.graph.counts()["content"] == 0
+    assert leaked("".join(p.read_text(errors="replace") for p in loom.folder.rglob("*") if p.is_file())) == []
+
+
+USER_PASSWORD = "UsrPw5512zz"
+ANSWER_TOKEN = "ghp_" + "An5" * 12
+ANSWER_PASSWORD = "AnsPw7781qq"
+CHAT_RAW = [AWS, USER_PASSWORD, ANSWER_TOKEN, ANSWER_PASSWORD]
+
+
+def chat_leaks(text: str) -> list[str]:
+    return [value for value in CHAT_RAW if value in text]
+
+
+def test_a_secret_in_the_question_reaches_no_prompt_report_or_embedder(tmp_path):
+    """The question went into result.prompt, the pack's JSON, the exported report and the
+    embedder as typed: masking ran on node text only."""
+    embedder = RecordingEmbedder()
+    loom = Loom(tmp_path / "session", embedder=embedder)
+    loom.add("The deploy uses the billing worker settings.")
+    question = f'why does boto fail with AWS_ACCESS_KEY_ID={AWS} and password = "{USER_PASSWORD}" in the deploy?'
+    result = loom.query(question, budget=2000)
+    assert "why does boto fail with AWS_ACCESS_KEY_ID=" in result.prompt and "[aws-access-key]" in result.prompt
+    page = loom.export_report(result, tmp_path / "report.html").read_text()
+    sent = result.prompt + result.query + str(result.messages) + result.pack().to_json() + page + " ".join(embedder.seen)
+    assert chat_leaks(sent) == []
+
+
+def test_a_chat_masks_the_users_message_and_the_models_answers_before_they_are_sent_or_stored(tmp_path):
+    """The user's message and the model's answers went raw into later chat requests (history,
+    the summary request's transcript), chat.json and the session's views."""
+    folder = tmp_path / "chat"
+    Loom(folder, embedder=HashingEmbedder()).save()
+    answers = [f'Use this token: {ANSWER_TOKEN} and DB_PASSWORD = "{ANSWER_PASSWORD}" in settings.',
+               "Second answer.", "Third answer.", "Fourth answer.", "Fifth answer."]
+    with OllamaStandIn(answers=answers, show=default_show(num_ctx=2048)) as server:
+        session = Session.open(folder, model="llama3.2", embedder=HashingEmbedder(), client=ollama.Client(host=server.host),
+                               background=False, summarize="model")
+        first = session.send(f'my deploy fails, log:\nAWS_ACCESS_KEY_ID={AWS}\npassword = "{USER_PASSWORD}"\nwhy?')
+        for text in ["and what next?", "anything else?", "ok thanks", "one more"]:
+            session.send(text + " " + "filler words " * 200)  # pushes the first turn out into a (model) summary
+        session.save()
+        requests = str(server.chat_requests)
+    assert session.summaries and "[aws-access-key]" in requests  # the first message was sent again, masked
+    assert chat_leaks(requests) == []
+    assert chat_leaks(first.answer + first.query) == [] and "Use this token" in first.answer
+    files = "".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file())
+    views = str(session) + session._repr_html_() + "".join(str(t) + t._repr_html_() for t in session.turns)
+    assert chat_leaks(files) == [] and chat_leaks(views) == []
+
+
+def test_decisions_and_project_rules_are_masked_before_a_prompt_holds_them(tmp_path):
+    """A decision recorded with a credential was stored and rendered raw into the decision zone,
+    and LOOM.md's rules went raw into the system message."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "LOOM.md").write_text(f"# Rules\n\nAlways deploy with GITHUB_TOKEN={ANSWER_TOKEN} on the staging box.\n")
+    (ws / "app.py").write_text("def main():\n    return 1\n")
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(ws, progress=False, wait=True)
+    with OllamaStandIn(answers=["ok", "ok again"], show=default_show(num_ctx=8192)) as server:
+        session = Session(loom, model="llama3.2", client=ollama.Client(host=server.host), background=False)
+        node = session.decisions.add("decision", f'rotate the key AKIA{AWS[4:]} now',
+                                     description=f'the old password = "{USER_PASSWORD}" is revoked')
+        session.send("how do I deploy?")
+        session.save()
+        requests = str(server.chat_requests)
+    assert "Always deploy with GITHUB_TOKEN=" in requests and "rotate the key" in requests
+    decision = session.decisions.node(node)
+    assert chat_leaks(requests) == [] and chat_leaks(decision.title + decision.description) == []
+    assert chat_leaks((loom.folder / "decisions.json").read_text()) == []
+
+
+@pytest.mark.parametrize("line", [
+    "TOKEN_ENDPOINT=https://auth.example.com/token",
+    "OAUTH_TOKEN_URL=https://auth.example.com/oauth/token",
+    "DB_PASSWORD_FILE=/run/secrets/db_password",
+    "AUTH_TOKEN_HEADER=X-Auth-Token",
+    "TOKEN_TYPE=Bearer",
+    "PRIVATE_KEY_PATH=./certs/server.key",
+    "SECRET_STORE=vault",
+    "API_KEY_LOCATION=HeaderOnly",
+    "SECRET_NAME=prod-db-credentials",
+    "export SECRET_TEMPLATE={env.SECRET}",
+    '<script src="https://cdn.example.com/bootstrap.min.js" integrity="sha384-' + "Q6E9RHvbIyZFJoft+2mJbHaEWldlvI9IOYy5n3zV9zzTtmI3UksdQRVvoxMfooAo" + '" crossorigin="anonymous">',
+    '      "integrity": "sha512-' + "v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXPs17LhbZVGedAJv8XZ1tvj5FvSg==" + '",',
+    '      "integrity": "sha1-' + "C0gkb8eJRp2nR2Yb1xcHGQTnQTE=" + '",',
+])
+def test_env_lines_and_digests_that_only_look_like_credentials_are_left_alone(line):
+    """The env-line rule took any name holding a secret word (TOKEN_ENDPOINT, DB_PASSWORD_FILE) and
+    any value (a URL, a path, a header name); the high-entropy rule took SRI digests for keys."""
+    assert find_secrets(line) == [] and mask_secrets(line)[0] == line
+
+
+@pytest.mark.parametrize("line, value", [
+    ("DB_PASSWORD=Hunter22pass", "Hunter22pass"),
+    ("export API_TOKEN=k9Xq2LmW8vT4pR7z", "k9Xq2LmW8vT4pR7z"),
+    ("GITHUB_TOKEN_PROD=k9Xq2LmW8vT4pR7z", "k9Xq2LmW8vT4pR7z"),
+    ("DB_PASSWORD=SuperSecret", "SuperSecret"),  # a password may be letters alone
+    ('signature = "sha384Q6E9RHvbIyZFJoft2mJbHaEWldlvI9IOYy5n3zV9zzTtmI3Uksd"', "Q6E9RHvbIyZFJoft2mJbHaEWldlvI9IOYy5n3"),
+])
+def test_env_lines_and_random_literals_are_still_masked(line, value):
+    masked, found = mask_secrets(line)
+    assert found and value not in masked and len(masked) == len(line)
+
+
+def test_an_indexed_lock_file_and_page_report_no_secret(tmp_path):
+    import base64
+    import hashlib
+    import json
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    packages = {f"node_modules/pkg{i}": {"version": "1.0.0", "integrity": "sha512-" + base64.b64encode(
+        hashlib.sha512(f"pkg{i}".encode()).digest()).decode()} for i in range(3)}
+    (ws / "package-lock.json").write_text(json.dumps({"name": "app", "lockfileVersion": 3, "packages": packages}, indent=2))
+    sri = "sha384-" + base64.b64encode(hashlib.sha384(b"bootstrap").digest()).decode()
+    (ws / "index.html").write_text(f'<html><head>\n<script src="https://cdn.example.com/b.js" integrity="{sri}"></script>\n</head></html>\n')
+    (ws / "deploy.sh").write_text("export TOKEN_ENDPOINT=https://auth.example.com/token\nexport DB_PASSWORD_FILE=/run/secrets/db\n")
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    assert loom.index(ws, progress=False, wait=True).secrets == []
+    assert sri in "".join(loom.graph.text(n.id) for n in loom.graph.content_nodes())

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ..core.errors import LoomError
 from ..core.pack import one_line
 from ..core.prompt_safety import escape_evidence
+from ..core.secrets import mask_secrets
 from ..core.tokens import count_tokens, truncate_to_tokens
 from ..ollama import Timeouts, WatchedStream
 from .planner import message_tokens
@@ -127,7 +128,7 @@ class Conversation:
             if left <= 0:  # over the limit: whatever it said is the answer
                 self.refuse(turn, text, requested, via, "refused: callback limit reached")
                 return
-            said = text if count_tokens(text) <= FOLLOW_UP_TEXT_MAX else \
+            said = mask_secrets(text)[0] if count_tokens(text) <= FOLLOW_UP_TEXT_MAX else \
                 ("" if tools else " ".join(f"[[load: {r}]]" for r in requested))  # a long preamble: the ask alone
 
             def follow_up(calls: list, bodies: list[str]) -> list[dict[str, Any]]:
@@ -218,7 +219,7 @@ class Conversation:
             node_id = self.record(kind, text, links)
         except LoomError as exc:
             return f"record_decision failed: {exc}", f"failed: {exc}", 0
-        body = f"Recorded {kind} {node_id}: {' '.join(text.split())[:200]}"
+        body = f"Recorded {kind} {node_id}: {' '.join(mask_secrets(text)[0].split())[:200]}"
         return body, f"recorded {node_id}", count_tokens(body)
 
     def callback_text(self, node_id: str, available: set[str], cap: int) -> tuple[str, str, int]:

@@ -36,6 +36,7 @@ import networkx as nx
 
 from ..core.display import TABLE_STYLE, Displayable, html_table
 from ..core.errors import LoomError, SessionFormatError, UnknownNodeError
+from ..core.secrets import mask_secrets
 from ..core.store import atomic_write_text
 from ..core.tokens import count_tokens
 
@@ -95,6 +96,7 @@ class DecisionGraph(Displayable):
         node_id = f"d{len(self.nodes) + 1}"
         while node_id in self.nodes:  # ids stay unique even if a file was edited by hand
             node_id = f"d{int(node_id[1:]) + 1}"
+        title, description = (mask_secrets(t)[0] for t in (title, description))  # stored, rendered into prompts
         self.nodes[node_id] = Decision(node_id, type, " ".join(title.split()), description.strip(), status,
                                        None if confidence is None else int(confidence), self.turn, str(by))
         return node_id
@@ -113,7 +115,7 @@ class DecisionGraph(Displayable):
                 raise UnknownNodeError(f"no decision node {node_id!r}")
         if source == target:
             raise LoomError(f"a decision cannot {type} itself ({source})")
-        self.edges.append(DecisionEdge(source, target, type, rationale.strip(), self.turn))
+        self.edges.append(DecisionEdge(source, target, type, mask_secrets(rationale)[0].strip(), self.turn))
         if type == "supersedes":
             self.nodes[target].status = "stale"
         elif type == "rejected":
@@ -214,11 +216,13 @@ class DecisionGraph(Displayable):
             graph = cls(turn=int(data.get("turn", 0)))
             for n in data["nodes"]:
                 node = Decision(**n)
+                node.title, node.description = mask_secrets(node.title)[0], mask_secrets(node.description)[0]  # a file from before
                 if node.type not in NODE_TYPES or node.status not in STATUSES:
                     raise ValueError(f"node {node.id}: type {node.type!r} / status {node.status!r}")
                 graph.nodes[node.id] = node
             for e in data["edges"]:
                 edge = DecisionEdge(**e)
+                edge.rationale = mask_secrets(edge.rationale)[0]
                 if edge.type not in EDGE_TYPES or edge.source not in graph.nodes or edge.target not in graph.nodes:
                     raise ValueError(f"edge {edge.source}->{edge.target}: type {edge.type!r} or unknown end")
                 graph.edges.append(edge)

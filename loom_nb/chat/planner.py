@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..core.budget import WindowPlan, Zones, plan_window
 from ..core.prompt_safety import CLIPPED_MESSAGE_SHARE, clip_message
 from ..core.query import Query
+from ..core.secrets import mask_secrets
 from ..core.pack import MESSAGE_OVERHEAD
 from ..core.tokens import count_tokens
 
@@ -139,6 +140,11 @@ def plan_turn(
     shares = shares or Zones()
     if (window is None) == (budget is None):
         raise ValueError("plan a turn from a window or from a context budget: give exactly one")
+    # every text a request carries is masked before it is counted and sent: the message, the
+    # fixed zones (rules, decisions) and, below, the history and its summary
+    query = query.masked()
+    system_prompt, rules_text, decision_text, workspace_text = (
+        mask_secrets(t)[0] for t in (system_prompt, rules_text, decision_text, workspace_text))
     config = loom.graph.config
     complexity = loom.classify(query.message).complexity  # the message alone
     callbacks_on = bool(callbacks)
@@ -167,6 +173,7 @@ def plan_turn(
         kept, summary_text, summary_ids = select(plan.history_cap)
     else:
         kept, summary_text, summary_ids = select(10**9)
+    summary_text = mask_secrets(summary_text)[0]
     history_tokens = sum(m.cost() for m in kept) + (count_tokens(summary_text) + MESSAGE_OVERHEAD if summary_text else 0)
     if plan is not None:
         plan = plan.with_history(min(history_tokens, plan.history_cap))
@@ -190,7 +197,7 @@ def plan_turn(
     messages: list[dict[str, Any]] = [{"role": "system", "content": system_full}]
     if summary_text:
         messages.append({"role": "system", "content": summary_text})
-    messages += [{"role": m.role, "content": m.content} for m in kept]
+    messages += [{"role": m.role, "content": mask_secrets(m.content)[0]} for m in kept]
     messages.append({"role": "user", "content": user})
     return TurnPlan(zones, result, list(kept), summary_text, list(summary_ids), available, offered, messages,
                     query.message)

@@ -58,6 +58,7 @@ from ..core.budget import Zones
 from ..core.display import TABLE_STYLE, Displayable, html_table
 from ..core.prompt_safety import escape_path
 from ..core.query import Query
+from ..core.secrets import mask_secrets
 from ..core.rules import ProjectRules, RulesReader
 from .accounting import AccountingTable, accounting_figure  # noqa: F401 - importable from here as before
 from .conversation import FOLLOW_UP_TEXT_MAX, MARKER, Conversation  # noqa: F401 - importable from here as before
@@ -225,9 +226,10 @@ class Session(Displayable):
         session.decisions = decisions
         if state:
             try:
-                session.messages = [Message(**m) for m in state["messages"]]
-                session.turns = [Turn.from_dict(dict(t)) for t in state["turns"]]
-                session.summaries = list(state["summaries"])
+                session.messages = [Message(**{**m, "content": mask_secrets(m["content"])[0]}) for m in state["messages"]]
+                session.turns = [Turn.from_dict({**t, "query": mask_secrets(t["query"])[0], "answer": mask_secrets(t.get("answer", ""))[0]})
+                                 for t in state["turns"]]
+                session.summaries = [{**s, "text": mask_secrets(s["text"])[0]} for s in state["summaries"]]
                 session._summarised = int(state["summarised"])
             except (TypeError, ValueError, KeyError) as exc:
                 raise SessionFormatError(folder / CHAT_FILE, f"malformed message or turn: {exc}") from None
@@ -334,6 +336,7 @@ class Session(Displayable):
             raise LoomError("this session is closed: open it again with Session.open(folder) to go on")
         if not isinstance(text, str) or not text.strip():
             raise LoomError("the message is empty")
+        text = mask_secrets(text)[0]  # as sent, stored and shown: the user's credentials are masked too
         if echo and on_token is None:
             on_token = lambda piece: print(piece, end="", flush=True)  # noqa: E731
         self.wait()
@@ -349,6 +352,7 @@ class Session(Displayable):
             conversation = Conversation(self.loom, lambda: self.client, self.model, self.host, self.timeouts, self.zones,
                                         self.max_callbacks, record=self._record_decision)
             conversation.converse(turn, messages, tools, question, on_token)
+            turn.answer = mask_secrets(turn.answer)[0]  # streamed as written; kept, indexed and sent again masked
         except BaseException:  # the failed turn leaves no trace: nodes, clock, marks, summaries, decisions
             checkpoint.rollback()
             decisions, summaries, self._summarised = before
@@ -448,7 +452,7 @@ class Session(Displayable):
             by = "model" if body else "extractive"
         if not body:
             body = extractive_summary(dropped)
-        text = f"Summary of {span} (earlier in this chat):\n{body.strip()}"
+        text = mask_secrets(f"Summary of {span} (earlier in this chat):\n{body.strip()}")[0]
         node = self.loom.add(text, type="summary", source=f"model:{self.model}" if by == "model" else "loom-nb",
                              reason=f"{span} fell out of the history window", split=False,
                              meta={"turns": [first, last]}).nodes[0]
@@ -457,7 +461,7 @@ class Session(Displayable):
         self._summarised = end
 
     def _model_summary(self, dropped: list[Message], window: int) -> str | None:
-        transcript = "\n".join(f"{m.role}: {m.content}" for m in dropped)
+        transcript = mask_secrets("\n".join(f"{m.role}: {m.content}" for m in dropped))[0]
         # keep the request inside the window, whatever the text's characters per token
         transcript = truncate_to_tokens(transcript, max(window // 2, 256))
         prompt = ("Summarise this earlier part of a conversation in at most 120 words. Keep decisions, "

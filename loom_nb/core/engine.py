@@ -569,12 +569,18 @@ class Loom(Displayable):
         came from (``paper.pdf p. 3-5: Results``, ``guide.html § Install``, ``churn.ipynb[cell 2]``;
         :mod:`loom_nb.index.documents`). Any other text file is
         added as :meth:`add` would add its text. The text is stored in the session: a
-        document is not a workspace file that indexing keeps fresh.
+        document is not a workspace file that indexing keeps fresh. A credentials file
+        (``.env``, ``id_rsa``, ``*.pem``: :data:`~loom_nb.core.secrets.SECRET_FILES`) is refused
+        unread, as indexing reads it by name only.
         """
         from ..index.documents import DOCUMENT_SUFFIXES, document_sections
         from .files import is_binary, read_text
+        from .secrets import is_secret_file
 
         path = Path(path)
+        if is_secret_file(path.name):
+            raise LoomError(f"{path.name} is a credentials file: add_file never reads one (index() lists such files by "
+                            "name only); add() the lines you need instead, and their credentials are masked")
         if path.suffix.lower() in DOCUMENT_SUFFIXES:
             sections = document_sections(path)
         else:
@@ -691,19 +697,28 @@ class Loom(Displayable):
         return weight_sliders(self, query, **options)
 
     def skeleton(self, path: str) -> str:
-        """A signature-only view of an indexed file: the cheap alternative to its body."""
+        """A signature-only view of an indexed file: the cheap alternative to its body. Made as
+        indexing makes units: from the file masked whole (a credentials file: its name only),
+        and masked again, as node text is."""
         from ..index import outline, read_text, resolve_inside, skeleton
         from .files import detect_language
+        from .secrets import is_secret_file, mask_secrets, secret_file_notice
 
         if self.graph.workspace is None:
             raise LoomError("no workspace has been indexed in this session")
-        text = read_text(resolve_inside(self.graph.workspace, path))
-        if str(path).lower().endswith(".ipynb"):  # cell by cell, as it is indexed, not its JSON
+        full = resolve_inside(self.graph.workspace, path)
+        if is_secret_file(str(path)):  # never read, as the indexer never reads it
+            return secret_file_notice(str(path))
+        text = read_text(full)
+        if str(path).lower().endswith(".ipynb"):  # cell by cell, as it is indexed, not its JSON (cells are read masked)
             from .notebooks import notebook_cells
 
-            return "\n".join(f"[cell {cell.number}] {cell.kind}\n" + skeleton(cell.text, outline(path, cell.text, cell.language))
-                             for cell in notebook_cells(text, str(path)) if cell.text.strip())
-        return skeleton(text, outline(path, text, detect_language(path) or "text"))
+            view = "\n".join(f"[cell {cell.number}] {cell.kind}\n" + skeleton(cell.text, outline(path, cell.text, cell.language))
+                              for cell in notebook_cells(text, str(path)) if cell.text.strip())
+        else:
+            text = mask_secrets(text, remember=False)[0]
+            view = skeleton(text, outline(path, text, detect_language(path) or "text"))
+        return mask_secrets(view)[0]
 
     def add_summary(self, node_id: str, summary: str, *, source: str = "user") -> ContentNode:
         """Attach a summary to a node; a large node can then be loaded as its summary."""
@@ -766,6 +781,7 @@ class Loom(Displayable):
         request = Query.of(text) if isinstance(text, (str, Query)) else None
         if request is None or not request.message.strip():
             raise LoomError("the query is empty")
+        request = request.masked()  # the prompt, the result, its report and the embedder get no credential
         text = request.message
         for name, value in (("budget", budget), ("window", window)):
             if value is not None and not (isinstance(value, numbers.Real) and math.isfinite(value)):

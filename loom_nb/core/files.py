@@ -269,6 +269,27 @@ def read_lines_cached(path: Path) -> list[str]:
     return lines
 
 
+_MASKED_LINES: BoundedLRU[str, tuple[list[str], list[str]]] = BoundedLRU(64, 8_000_000, size=lambda v: sum(map(len, v[1])))
+"""Files' lines masked as a whole, keyed by the :func:`read_lines_cached` list they were made of."""
+
+
+def read_masked_lines_cached(path: Path) -> list[str]:
+    """:func:`read_lines_cached` with the file's credentials masked as the indexer masks them:
+    the whole file at once, so a key cut across units is masked in every part
+    (:func:`loom_nb.index.indexer.mask_file`). Only units whose raw lines no longer match their
+    hash ask for it. The list is shared: do not modify it."""
+    from .secrets import mask_secrets
+
+    lines = read_lines_cached(path)
+    found = _MASKED_LINES.get(str(path))
+    if found is not None and found[0] is lines:
+        return found[1]
+    masked, findings = mask_secrets("\n".join(lines), remember=False)
+    result = masked.split("\n") if findings else lines
+    _MASKED_LINES.put(str(path), (lines, result))
+    return result
+
+
 def normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 

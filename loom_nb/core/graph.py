@@ -32,7 +32,7 @@ from .errors import EmbeddingMismatchError, LoomError, UnknownNodeError
 from .analysis import STOPWORDS
 from .arrays import STRUCTURE_KINDS, TOKENS, TURN, TYPE, GraphArrays, VectorTable, _pair_array  # noqa: F401 - importable from here as before
 from .lexical import LexicalIndex
-from .secrets import is_secret_file, mask_secrets, secret_file_notice
+from .secrets import is_secret_file, mask_each, mask_secrets, secret_file_notice
 
 log = logging.getLogger(__name__)
 
@@ -457,7 +457,8 @@ class LoomGraph:
 
     def masked(self, node_id: str) -> int:
         """How many credentials the last :meth:`text` of ``node_id`` masked (for pasted text,
-        masked as it was added and stored masked, how many were masked then)."""
+        masked as it was added and stored masked, and for a file unit, cut from its file masked
+        whole, how many were masked then: ``meta["secrets_masked"]``)."""
         return self._masked.get(node_id) or int(self.node(node_id).meta.get("secrets_masked", 0))
 
     def _raw_text(self, node_id: str) -> str:
@@ -505,13 +506,20 @@ class LoomGraph:
             raise StaleReferenceError(f"{node.id}: {exc}") from None
         start, end = ref.lines
         text = "\n".join(lines[start - 1 : end])
+        if sha256_text(text) != ref.sha256 and not ref.cell and not is_secret_file(ref.file):
+            # the indexer hashes a unit as cut from its file masked whole (a key cut across
+            # units is masked in every part): the raw lines match only where nothing was masked
+            from .files import read_masked_lines_cached
+
+            text = "\n".join(read_masked_lines_cached(path)[start - 1 : end])
         if sha256_text(text) != ref.sha256:
             raise StaleReferenceError(f"{node.id}: {ref.location} changed since indexing (stale); re-index the workspace")
         return text
 
     @staticmethod
     def _reference_lines(path, ref: Reference) -> list[str]:
-        """The lines a reference's line numbers count in: the file's, or its notebook cell's."""
+        """The lines a reference's line numbers count in: the file's (raw), or its notebook
+        cell's (masked as it is read, :func:`~loom_nb.core.notebooks.cell_text`)."""
         from .errors import StaleReferenceError
         from .files import read_lines_cached
 
@@ -639,16 +647,25 @@ class LoomGraph:
         if node_id is not None and not NODE_ID.match(node_id):
             raise LoomError(f"node id {node_id!r} is not a plain name (a letter, then letters, digits, _ or -; at most 64)")
         provenance = provenance or Provenance()
+        # the signature, the provenance and the meta strings (a unit's name) reach graph.json,
+        # views and the manifest's label as the text does: masked, with one scan for all of them
+        strings = [k for k, v in (meta or {}).items() if isinstance(v, str)]
+        signature, *said = mask_each([clean_text(reference.signature) if reference is not None else "",
+                                      *(clean_text(str(v)) for v in (provenance.source, provenance.reason, provenance.direction)),
+                                      *(clean_text(meta[k]) for k in strings)])
+        provenance = Provenance(*said[:3])
+        if strings:
+            meta = {**meta, **dict(zip(strings, said[3:]))}
         node = ContentNode(
             id=node_id or self._new_id("content"),
             type=type,
             tokens=count_tokens(text) if tokens is None else int(tokens),
             title=mask_secrets(clean_text(title))[0] if title else _title(text),
             sha256=sha256_text(text),
-            provenance=Provenance(*(clean_text(str(v)) for v in (provenance.source, provenance.reason, provenance.direction))),
+            provenance=provenance,
             last_access_turn=self.turn,
             reference=clean_value(reference) if reference is None else Reference(
-                clean_text(reference.file), tuple(reference.lines), clean_text(reference.signature), reference.sha256,
+                clean_text(reference.file), tuple(reference.lines), signature, reference.sha256,
                 clean_text(reference.cell)),
             summary_of=summary_of,
             chunks=list(chunks or []),
@@ -807,9 +824,9 @@ class LoomGraph:
         if reference.file != node.reference.file or reference.sha256 != node.reference.sha256:
             raise LoomError(f"{node_id}: a moved unit keeps its file and its text ({node.reference.location} "
                             f"cannot become {reference.file} with other text)")
-        node.reference = Reference(node.reference.file, tuple(reference.lines), clean_text(reference.signature),
+        node.reference = Reference(node.reference.file, tuple(reference.lines), mask_secrets(clean_text(reference.signature))[0],
                                    reference.sha256, clean_text(reference.cell))
-        node.title = clean_text(title)
+        node.title = mask_secrets(clean_text(title))[0]  # a title reaches the prompt's manifest and graph.json
         self._touch()
 
     def remove(self, node_id: str) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from .errors import LoomError
 from .files import file_stamp, read_text
 from .lru import BoundedLRU
+from .secrets import mask_lines
 
 __all__ = ["NOTEBOOK_SUFFIX", "Cell", "NotebookError", "cell_text", "notebook_cells", "read_cell", "read_notebook"]
 
@@ -57,7 +58,9 @@ class Cell:
     language: str
     """The kernel's language for code cells, ``markdown`` for markdown, ``text`` for raw."""
     text: str
-    """:func:`cell_text`: the source, then the outputs' gist."""
+    """:func:`cell_text`: the source, then the outputs' gist, credentials masked."""
+    secrets: tuple[tuple[int, int], ...] = ()
+    """First and last line (in :attr:`text`, from 1) of each credential masked in it."""
 
 
 def _source(value) -> str:
@@ -65,11 +68,12 @@ def _source(value) -> str:
 
 
 def _clip(text: str) -> list[str]:
+    """An output's first lines; :func:`cell_text` cuts each short once it is masked."""
     lines = [line.rstrip() for line in _ANSI.sub("", text).strip("\n").split("\n")]
     kept = lines[:MAX_OUTPUT_LINES]
     if len(lines) > MAX_OUTPUT_LINES:
         kept.append(f"… {len(lines) - MAX_OUTPUT_LINES} more lines")
-    return [line[:MAX_OUTPUT_CHARS] for line in kept]
+    return kept
 
 
 def _output_lines(output: dict) -> list[str]:
@@ -86,7 +90,8 @@ def _output_lines(output: dict) -> list[str]:
 
 
 def cell_text(cell: dict) -> str:
-    """A cell's source, then each output's gist as ``# Out:`` lines.
+    """A cell's source, then each output's gist as ``# Out:`` lines, credentials masked: this is
+    the text a cell is indexed, loaded and checked against its hash by.
 
     >>> cell_text({"cell_type": "code", "source": ["x = 2\\n", "x * 21"],
     ...            "outputs": [{"output_type": "execute_result", "data": {"text/plain": "42", "image/png": "iVBOR"}}]})
@@ -94,11 +99,22 @@ def cell_text(cell: dict) -> str:
     >>> cell_text({"cell_type": "markdown", "source": "# Title"})
     '# Title'
     """
+    return _masked_cell_text(cell)[0]
+
+
+def _masked_cell_text(cell: dict) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """:func:`cell_text` and the lines of each credential masked in it. Source and outputs are
+    masked as one text (a key printed over several lines is one credential), before the
+    output lines are cut short and marked: cut inside a quoted password, a line no longer
+    looks like one, and behind ``# Out:`` an env line no longer starts its line."""
     text = _source(cell.get("source")).rstrip("\n")
-    if cell.get("cell_type") != "code":
-        return text
-    outputs = [line for output in cell.get("outputs") or () for line in _output_lines(output)]
-    return text + "".join(f"\n{OUTPUT_MARK}{line}" for line in outputs)
+    outputs = [line for output in cell.get("outputs") or () for line in _output_lines(output)] if cell.get("cell_type") == "code" else []
+    masked, spans = mask_lines("\n".join([text, *outputs]))
+    if not outputs:
+        return masked, spans
+    lines = masked.split("\n")
+    first = len(lines) - len(outputs)
+    return "\n".join(lines[:first] + [f"{OUTPUT_MARK}{line[:MAX_OUTPUT_CHARS]}" for line in lines[first:]]), spans
 
 
 def notebook_cells(text: str, where: str = "notebook") -> list[Cell]:
@@ -123,9 +139,10 @@ def notebook_cells(text: str, where: str = "notebook") -> list[Cell]:
         written = ids[index] if ids is not None and index < len(ids) else None
         if written in shared:  # a cell copied with its id: by id only the first could be found
             written = None
+        masked, spans = _masked_cell_text(cell)
         cells.append(Cell(key=str(written or f"#{index}"), number=index + 1, kind=kind,
                           language=language if kind == "code" else "markdown" if kind == "markdown" else "text",
-                          text=cell_text(cell)))
+                          text=masked, secrets=spans))
     return cells
 
 

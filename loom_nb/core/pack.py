@@ -379,7 +379,8 @@ class _Packer:
 
     def cost_whole(self, i: int) -> int:
         node = self.graph.node(self.ids[i])
-        return node.tokens + self.frame_cost(node.id, node.title, node.type, float(self.ranking.scores[i]))
+        source = _said_source(node.type, self.graph.masked(node.id))  # room for "N secrets masked" when known
+        return node.tokens + self.frame_cost(node.id, node.title, source, float(self.ranking.scores[i]))
 
     def add_block(self, i: int, label: str, text: str, decision: str, reason: str, cost: int, spans=()) -> None:
         node = self.graph.node(self.ids[i])
@@ -390,7 +391,7 @@ class _Packer:
         # checked as it was read) unless a secret in it was masked: count only then
         tokens = node.tokens if decision == "loaded" and not masked else count_tokens(text)
         if masked:  # said on the manifest line when it still fits what the node was given
-            said = _manifest_line(node.id, label, score, f"{node.type} | {masked} secret{'s' if masked > 1 else ''} masked")
+            said = _manifest_line(node.id, label, score, _said_source(node.type, masked))
             if _block_frame_tokens(node.id) + tokens + count_tokens(said) + 3 <= cost:
                 line = said
         self.blocks.append(Block(node.id, label, node.type, score, text, tokens, line))
@@ -559,3 +560,8 @@ def _min_frame_tokens() -> int:
     if _MIN_FRAME is None:
         _MIN_FRAME = count_tokens(_render_block("n", "")) + count_tokens(_manifest_line("n", "", 0.0, "input"))
     return _MIN_FRAME
+
+
+def _said_source(node_type: str, masked: int) -> str:
+    """A manifest line's source: the node's type, and how many secrets were masked in it."""
+    return f"{node_type} | {masked} secret{'s' if masked > 1 else ''} masked" if masked else node_type

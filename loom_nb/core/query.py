@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any, Iterable, Mapping
 
 from .boilerplate import strip_boilerplate
+from .secrets import mask_secrets
 
 ROLES = ("user", "assistant", "system")
 
@@ -72,6 +73,20 @@ class Query:
         if isinstance(value, Query):
             return value
         return cls(value, tuple(history))
+
+    def masked(self) -> "Query":
+        """This query with the credentials in its message and history masked at their length:
+        what a prompt, a result, a report and an embedder are given (the user's own message
+        is no more trusted than a file). Itself when there is nothing to mask.
+
+        >>> Query('why does password = "hunter22x" fail?').masked().message
+        'why does password = "*********" fail?'
+        """
+        message = mask_secrets(self.message)[0]
+        history = tuple(Turn(t.role, mask_secrets(t.content)[0]) for t in self.history)
+        if message == self.message and all(a.content == b.content for a, b in zip(history, self.history)):
+            return self
+        return Query(message, history)
 
     @property
     def previous_exchange(self) -> tuple[str, str]:

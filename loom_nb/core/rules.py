@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .files import read_text
+from .secrets import mask_secrets
 from .tokens import count_tokens, truncate_to_tokens
 
 __all__ = ["RULE_FILES", "MAX_RULES_BYTES", "ProjectRules", "RulesReader", "read_rules"]
@@ -100,7 +101,7 @@ def read_rules(root: str | Path | None) -> ProjectRules:
         try:
             if path.stat().st_size > MAX_RULES_BYTES:
                 return ProjectRules(path, "", f"{name} is over {MAX_RULES_BYTES:,} bytes; the chat goes on without project rules")
-            text = read_text(path)
+            text = mask_secrets(read_text(path), remember=False)[0]  # rules go into every turn's system message
         except OSError as exc:
             return ProjectRules(path, "", f"{name} cannot be read ({exc.strerror or exc}); the chat goes on without project rules")
         if name.endswith(".toml"):

@@ -1,9 +1,12 @@
 """Credentials found and masked before text reaches a context, a prompt or a report (issue 18).
 
-Every node text is read through :meth:`LoomGraph.text <loom_nb.core.graph.LoomGraph.text>`,
-and that is where :func:`mask_secrets` runs: the packed context, the prompt, a callback's
-text, a context pack's snippets, a node's view and an exported report all get the masked
-text. A mask has **the length of what it hides** (``[aws-access-key]****``, or asterisks when
+Indexing masks each file's whole text before it is cut into units
+(:func:`loom_nb.index.indexer.mask_file`; a notebook cell by cell), so a key cut across units
+is masked in every part, and titles, signatures, terms and embedded text come from the masked
+text. Every node text is then read through :meth:`LoomGraph.text
+<loom_nb.core.graph.LoomGraph.text>`, where :func:`mask_secrets` runs again: the packed
+context, the prompt, a callback's text, a context pack's snippets, a node's view and an
+exported report all get the masked text. A mask has **the length of what it hides** (``[aws-access-key]****``, or asterisks when
 the label is longer), newlines kept, so line numbers, character spans of chunks and the
 token budget all still hold. Files that are nothing but credentials (``.env``, ``*.pem``,
 ``id_rsa``, …) are indexed by name only: their content is never read (:func:`is_secret_file`).
@@ -20,9 +23,10 @@ must stay fast. The rules:
 - a quoted literal of 6 or more characters assigned to a name that ends in password, secret,
   token, API key or private key (``password = "hunter22"``, ``refresh_token = "…"``;
   ``password = get_password()`` is a call, not a literal, and is left alone), and the same names
-  in ``KEY=value`` lines of env files and shell. The word must end the name, give or take a
-  suffix such as ``_value`` or ``_prod``: ``token_endpoint``, ``TokenLookup``, ``token_type`` and
-  ``api-keyword`` name something else. Not taken for a credential: a number, a hex digest, a
+  in ``KEY=value`` lines of env files and shell, with the same checks. The word must end the
+  name, give or take a suffix such as ``_value`` or ``_prod``: ``token_endpoint``,
+  ``TokenLookup``, ``token_type``, ``api-keyword``, ``DB_PASSWORD_FILE`` and
+  ``AUTH_TOKEN_HEADER`` name something else. Not taken for a credential: a number, a hex digest, a
   lower-case identifier, a URL without a user in it, a path, a template (``{env.SECRET}``), and,
   unless the name says password, letters and separators with no digit (``"X-CSRF-Token"``,
   ``"header:X-Token,form:csrf"``, ``"Bearer"``): header names and settings, where a token or
@@ -34,7 +38,7 @@ must stay fast. The rules:
   most 4.0, so hashes are left alone), unless it is an alphabet (``"0123…XYZabc…xyz"``, its
   characters in ascending runs, as Django's ``RANDOM_STRING_CHARS``) or a chain of words and
   numbers (``id_form-content_type-object_id-0-DELETE``), which have the entropy of a key and
-  none of its randomness.
+  none of its randomness, or a ``sha384-…`` digest (subresource integrity, lock files).
 
 Not caught: a credential in prose ("the password is hunter22"), a short unquoted value in code,
 a key of a shape not listed above. Masking errs toward keeping code readable.
@@ -52,7 +56,8 @@ from pathlib import PurePosixPath
 
 from .lru import BoundedLRU
 
-__all__ = ["SECRET_FILES", "Finding", "find_secrets", "is_secret_file", "mask_secrets", "secret_file_notice"]
+__all__ = ["SECRET_FILES", "Finding", "find_secrets", "is_secret_file", "line_spans", "mask_each", "mask_lines", "mask_secrets",
+           "secret_file_notice"]
 
 SECRET_FILES = (".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
                 ".netrc", ".pgpass", "*.keystore", "credentials", ".git-credentials", ".npmrc", ".pypirc")
@@ -98,9 +103,14 @@ _NOT_A_VALUE = re.compile(r"(?i)^(?:[a-z][a-z0-9+.-]*://[^@\s]*|[~.]{0,2}/\S*|#[
 """A URL with no user in it, a path, a colour, a template or a Windows variable (``%HOMEPATH%``):
 never a credential by itself."""
 _ENV_NAMES = r"(?:PASSWORD|PASSWD|PWD|SECRET|API_?KEY|ACCESS_?KEY|AUTH_?TOKEN|ACCESS_?TOKEN|TOKEN|PRIVATE_?KEY)"
-_ENV_LINE = re.compile(rf"(?m)^\s*(?:export\s+)?[A-Z0-9_]*{_ENV_NAMES}[A-Z0-9_]*\s*=\s*([^\s\"'#()][^\s#()]{{5,}})\s*$")
+_ENV_LINE = re.compile(rf"(?m)^\s*(?:export\s+)?[A-Z0-9_]*?({_ENV_NAMES})(?i:{_NAME_SUFFIX})\s*=\s*([^\s\"'#()][^\s#()]{{5,}})\s*$")
+"""A ``NAME=value`` line whose name ends in a password-like word, give or take a suffix, as a
+quoted literal's must: ``TOKEN_ENDPOINT``, ``DB_PASSWORD_FILE`` and ``AUTH_TOKEN_HEADER`` name
+something else."""
 _URL_PASSWORD = re.compile(r"://[^/\s:@'\"]*:([^@\s/'\"]{3,})@")
 _LONG_LITERAL = re.compile(r"[:=]\s*([\"'])([A-Za-z0-9+/=_-]{32,})\1")
+_DIGEST = re.compile(r"sha(?:1|224|256|384|512)-[A-Za-z0-9+/]+={0,2}")
+"""A subresource-integrity or lock-file digest (``integrity="sha384-…"``): a hash, not a key."""
 _PLACEHOLDER = re.compile(r"(?i)^(?:x+|\*+|changeme|change_me|password|secret|example\w*|dummy\w*|test\w*|your[_-]\w+|<.*>|\$\{.*\}|%\(.*\)s)$")
 
 
@@ -183,39 +193,84 @@ def _assigned_spans(text: str) -> list[tuple[int, int, str]]:
         for m in _URL_PASSWORD.finditer(text):
             if _plausible(m.group(1)) and not _NOT_A_VALUE.match(m.group(1)) and not m.group(1).startswith(("$", "%", "<")):
                 spans.append((m.start(1), m.end(1), "url-password"))
-    spans += [(m.start(1), m.end(1), "env-secret") for m in _ENV_LINE.finditer(text) if _plausible(m.group(1))]
+    spans += [(m.start(2), m.end(2), "env-secret") for m in _ENV_LINE.finditer(text)
+              if _plausible(m.group(2)) and _literal_fits(m.group(2), m.group(1))]  # the checks a quoted literal gets
     for m in _LONG_LITERAL.finditer(text):
         value = m.group(2)
         if (_entropy(value) > ENTROPY_BITS and re.search(r"[A-Za-z]", value) and re.search(r"\d", value)
-                and _looks_random(value)):
+                and not _DIGEST.fullmatch(value) and _looks_random(value)):
             spans.append((m.start(2), m.end(2), "high-entropy"))
     return spans
 
 
 def _mask(value: str, kind: str) -> str:
-    """``value`` hidden at the same length, newlines kept."""
+    """``value`` hidden at the same length, newlines and each later line's indent kept (a key
+    block in YAML or in an indented string still leaves the file's structure readable)."""
     label = f"[{kind}]"
     out = []
     for k, line in enumerate(value.split("\n")):
         if k == 0 and len(line) >= len(label):
             out.append(label + "*" * (len(line) - len(label)))
-        else:
+        elif k == 0:
             out.append("*" * len(line))
+        else:
+            body = line.lstrip(" \t")
+            out.append(line[:len(line) - len(body)] + "*" * len(body))
     return "\n".join(out)
 
 
-def mask_secrets(text: str) -> tuple[str, list[Finding]]:
+def mask_secrets(text: str, *, remember: bool = True) -> tuple[str, list[Finding]]:
     """``text`` with every credential masked (same length, same lines), and what was found.
+
+    ``remember=False`` skips the cache: a whole file masked once before it is cut into units
+    would push out the node texts that queries mask again and again.
 
     >>> masked, found = mask_secrets('token = "ghp_' + 'a1B2' * 9 + '"')
     >>> masked, len(masked) == len('token = "ghp_' + 'a1B2' * 9 + '"'), found[0].kind
     ('token = "[github-token]**************************"', True, 'github-token')
     """
+    if not remember:
+        found = _mask_all(text)
+        return found[0], list(found[1])
     found = _MASKED.get(text)
     if found is None:
         found = _mask_all(text)
         _MASKED.put(text, found)
     return found[0], list(found[1])
+
+
+def mask_lines(text: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """``text`` masked as :func:`mask_secrets` masks it (not cached: for a whole file or cell),
+    and the first and last line (from 1) of each credential: a unit cut from the masked text
+    counts the credentials whose lines it overlaps.
+
+    >>> mask_lines('a = 1\\npassword = "hunter22"\\n')[1]
+    ((2, 2),)
+    """
+    masked, found = mask_secrets(text, remember=False)
+    return masked, line_spans(masked, found)
+
+
+def mask_each(texts: list[str]) -> list[str]:
+    """Several short texts (a signature, a reason, a name) masked with one scan, not cached: a
+    mask keeps its length, so the masked join splits back at the same places.
+
+    >>> mask_each(["connect", 'password="hunter22"', ""])
+    ['connect', 'password="********"', '']
+    """
+    masked, found = mask_secrets("\n".join(texts), remember=False)
+    if not found:
+        return list(texts)
+    out, at = [], 0
+    for text in texts:
+        out.append(masked[at:at + len(text)])
+        at += len(text) + 1
+    return out
+
+
+def line_spans(text: str, found: list[Finding]) -> tuple[tuple[int, int], ...]:
+    """The first and last line of each finding in ``text`` (or its masked form: same lines)."""
+    return tuple((f.line, f.line + text.count("\n", f.start, f.end)) for f in found)
 
 
 _MASKED: BoundedLRU[str, tuple[str, tuple[Finding, ...]]] = BoundedLRU(65536, 16_000_000, size=lambda v: len(v[0]))

@@ -28,9 +28,9 @@ from .symbols import outline
 from .background import BACKGROUND_ABOVE, FillJob, VectorFill
 from .structure import MAX_SHARED_DEFINITIONS, link_structure, resolve_import, structure_edges  # noqa: F401 - importable from here as before
 from .units import EMBED_TOKENS, Unit, file_units, window_units
-from .notebooks import is_percent_script, notebook_units, percent_units
-from ..core.notebooks import NotebookError
-from ..core.secrets import find_secrets, is_secret_file, secret_file_notice
+from .notebooks import cells_units, is_percent_script, percent_units
+from ..core.notebooks import NotebookError, notebook_cells
+from ..core.secrets import Finding, find_secrets, is_secret_file, line_spans, mask_secrets, secret_file_notice
 from ..core.concepts import REBUILD_SHARE, needs_concept_rebuild, rebuild_concepts  # noqa: F401 - importable from here as before
 from ..core.display import Displayable
 from .walk import WalkLimits, read_text, walk_workspace
@@ -38,7 +38,7 @@ from .walk import WalkLimits, read_text, walk_workspace
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
-UNITS_VERSION = 9
+UNITS_VERSION = 10
 """How files are cut into units and analysed into terms. A session indexed with another
 version is re-cut in full on its next refresh (2: Go methods are units of their own;
 comments above a symbol belong to it; 3: identifiers such as ``__version__`` are terms;
@@ -48,7 +48,11 @@ are outlined, and JSON, YAML, TOML and INI files are cut by top-level key; 7: Go
 units are named by the constants and variables they declare, which they define; 8: a ``.h``
 header that uses C++ is outlined as C++, and a YAML list at its key's column stays that key's;
 9: titles and lexical terms are made from the text with its credentials masked, and a 4.5
-notebook written without cell ids keys its cells by position)."""
+notebook written without cell ids keys its cells by position; 10: each file is masked whole before
+it is cut, so a key cut across units is masked in every part, and a notebook cell's source and
+outputs are masked before its outputs are clipped; a split class keeps the code between and after
+its members as units, a Go type group keeps its parentheses, and a file cut into windows keeps its
+imports)."""
 
 
 @dataclass
@@ -108,22 +112,61 @@ class IndexReport(Displayable):
         return "\n".join(parts)
 
 
+def mask_file(path: str, language: str, text: str) -> tuple[str, list[Finding]]:
+    """A file's text with its credentials masked, whole, before it is cut into units, and what
+    was found (for :attr:`IndexReport.secrets`).
+
+    Masking a unit at a time missed a key cut across units: its pattern needs the BEGIN line,
+    which only the first part holds, so the later parts were stored, embedded and served raw.
+    Every unit, title, signature and embedded text is made from this text. A notebook's JSON
+    is left as it is (a mask across its strings would break it): its cells are masked one by
+    one as they are read (:func:`loom_nb.core.notebooks.cell_text`).
+    """
+    if is_secret_file(path):
+        return text, []
+    if language == "notebook":
+        return text, find_secrets(text)
+    return mask_secrets(text, remember=False)
+
+
 def cut_file(path: str, language: str, text: str, max_unit_tokens: int = 800) -> tuple[list[Unit], int]:
     """The units of one file and how many parse errors its outline(s) reported: a notebook
     cell by cell (one that is not notebook JSON as plain text), a percent script cell by
-    cell, anything else by its outline."""
+    cell, anything else by its outline. ``text`` is the file's raw text: it is masked
+    whole (:func:`mask_file`) before it is cut."""
+    masked, found = mask_file(path, language, text)
+    units, errors, _ = _cut(path, language, masked, line_spans(masked, found), max_unit_tokens)
+    return units, errors
+
+
+def _cut(path: str, language: str, text: str, spans: tuple[tuple[int, int], ...],
+         max_unit_tokens: int) -> tuple[list[Unit], int, list[int]]:
+    """:func:`cut_file` of a text :func:`mask_file` masked (``spans``: the lines of each
+    credential it masked), and how many credentials each unit's lines hold (a notebook's
+    counted per cell, its JSON is not masked)."""
     if is_secret_file(path):  # a credentials file: one unit that names it; its text never enters the session
-        return [Unit(path, language, "window", "credentials file (name only)", "", "", 1, 1, secret_file_notice(path))], 0
+        return [Unit(path, language, "window", "credentials file (name only)", "", "", 1, 1, secret_file_notice(path))], 0, [0]
     if language == "notebook":
         try:
-            return notebook_units(path, text, max_unit_tokens)
-        except NotebookError as exc:
+            cells = notebook_cells(text, path)
+        except NotebookError as exc:  # cut as plain text, masked as plain text is
             log.warning("%s", exc)
-            return window_units(path, "text", text), 1
-    if is_percent_script(language, text):
-        return percent_units(path, language, text, max_unit_tokens)
-    result = outline(path, text, language)
-    return file_units(path, language, text, result, max_unit_tokens), int(bool(result.error))
+            masked, found = mask_secrets(text, remember=False)
+            units, errors, spans = window_units(path, "text", masked), 1, line_spans(masked, found)
+        else:
+            units, errors = cells_units(path, cells, max_unit_tokens)
+            by_cell = {cell.key: cell.secrets for cell in cells}
+            return units, errors, [_count(u, by_cell.get(u.cell, ())) for u in units]
+    elif is_percent_script(language, text):
+        units, errors = percent_units(path, language, text, max_unit_tokens)
+    else:
+        result = outline(path, text, language)
+        units, errors = file_units(path, language, text, result, max_unit_tokens), int(bool(result.error))
+    return units, errors, [_count(u, spans) for u in units]
+
+
+def _count(unit: Unit, spans: tuple[tuple[int, int], ...]) -> int:
+    return sum(first <= unit.end and last >= unit.start for first, last in spans)
 
 
 def scan_secrets(root: str | Path, limits: WalkLimits | None = None, extra_ignores: Sequence[str] = ()) -> list[tuple[str, int, str]]:
@@ -262,11 +305,14 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
 
     # 2. outline and cut into units
     units_by_file: list[tuple[str, str, str, list[Unit]]] = []
+    masked_in: dict[tuple[str, int], int] = {}  # (path, unit position) -> credentials masked in its lines
     for path, language, text in _progress(todo, len(todo), "parsing", progress):
-        units, errors = cut_file(path, language, text, max_unit_tokens)
+        masked, found = mask_file(path, language, text)
+        units, errors, counts = _cut(path, language, masked, line_spans(masked, found), max_unit_tokens)
         report.parse_errors += bool(errors)
         report.secrets += ([(path, 0, "credentials file (name only)")] if is_secret_file(path)
-                           else [(path, f.line, f.kind) for f in find_secrets(text)])
+                           else [(path, f.line, f.kind) for f in found])
+        masked_in.update(((path, k), n) for k, n in enumerate(counts) if n)
         units_by_file.append((path, language, text, units))
     report.files_indexed = len(units_by_file)
     kept: dict[tuple[str, int], str] = {}  # (path, unit position) -> the node it keeps
@@ -344,6 +390,8 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
                     "defines": list(unit.defines),
                     "references": list(unit.references),
                     "imports": list(unit.imports),
+                    # its text was cut from the file masked: what the manifest says was masked
+                    **({"secrets_masked": masked_in[(path, k)]} if (path, k) in masked_in else {}),
                     # what a re-open needs to embed a pending unit as this run would have
                     **({"embed_doc": unit.doc} if vectors is None and unit.doc and unit.doc not in unit.text else {}),
                 },

@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..core.notebooks import OUTPUT_MARK, notebook_cells
+from ..core.notebooks import OUTPUT_MARK, Cell, notebook_cells
 from .symbols import outline
 from .units import Unit, file_units, window_units
 
-__all__ = ["PERCENT_CELL", "is_percent_script", "notebook_units", "percent_units"]
+__all__ = ["PERCENT_CELL", "cells_units", "is_percent_script", "notebook_units", "percent_units"]
 
 PERCENT_LANGUAGES = frozenset({"python", "shell", "ruby"})
 """Languages whose comments start with ``#``: their percent cells are ``# %%``."""
@@ -45,9 +45,15 @@ def notebook_units(path: str, text: str, max_unit_tokens: int = 800) -> tuple[li
     Raises :class:`~loom_nb.core.notebooks.NotebookError` for a file that is not a notebook
     (the indexer then cuts it as plain text).
     """
+    return cells_units(path, notebook_cells(text, path), max_unit_tokens)
+
+
+def cells_units(path: str, cells: list[Cell], max_unit_tokens: int = 800) -> tuple[list[Unit], int]:
+    """:func:`notebook_units` of cells already read (each cell's text masked, its
+    :attr:`~loom_nb.core.notebooks.Cell.secrets` saying where)."""
     units: list[Unit] = []
     errors = 0
-    for cell in notebook_cells(text, path):
+    for cell in cells:
         found, error = _cell_units(path, cell.language, cell.text, max_unit_tokens)
         errors += error
         units.extend(replace(unit, cell=cell.key, cell_number=cell.number) for unit in _tidy(found))
