@@ -205,3 +205,19 @@ def test_add_file_and_skeleton_read_a_notebook_by_cell_not_as_json(indexed, tmp_
     outline = loom.skeleton("churn.ipynb")
     assert outline.startswith("[cell 1] markdown") and "[cell 2] code" in outline
     assert '"cell_type"' not in outline and PNG not in outline
+
+
+def test_a_cell_that_imports_a_module_of_the_workspace_draws_the_edge(tmp_path):
+    # a notebook's units were stored under the language "notebook", which no import resolver reads
+    ws = tmp_path / "ws"
+    (ws / "pkg").mkdir(parents=True)
+    (ws / "pkg" / "churn_utils.py").write_text("def load(path):\n    return open(path).read()\n")
+    nb = analysis_notebook()
+    nb.cells[1].source = "from pkg.churn_utils import load\n\nframe = load('churn.csv')"
+    nbformat.write(nb, ws / "churn.ipynb")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, progress=False, wait=True)
+    cell = next(n for n in nodes_of(loom, "cell-1"))
+    assert cell.meta["language"] == "python"
+    edges = loom.graph.structure_of(cell.id)
+    assert [(kind, loom.graph.node(other).title) for other, kind in edges] == [("imports", "pkg/churn_utils.py:1-2 load")]

@@ -384,7 +384,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
                 link=not rebuild and vectors is not None,
                 meta={
                     "path": unit.path,
-                    "language": language,
+                    "language": unit.language if language == "notebook" else language,  # a cell: its kernel's
                     "kind": unit.kind,
                     "name": unit.name,
                     "defines": list(unit.defines),
