@@ -331,6 +331,29 @@ def test_a_refresh_reads_what_git_cannot_see_into(tmp_path):
     assert loom.graph.metadata["workspace"]["dirty"] == ["real.py"]  # the git_dirty signal: the edited file, not the link
 
 
+def test_a_refresh_draws_the_edges_a_fresh_index_draws(tmp_path):
+    # the preamble holds the file's imports: one added inside a function leaves its text as it
+    # was, and the refresh kept the node with the old imports (no edge to plugins.py)
+    root = tmp_path / "ws"
+    make_workspace(root, {"pkg/__init__.py": "", "pkg/plugins.py": "def load_plugins():\n    return []\n",
+                          "pkg/app.py": "import os\n\n\ndef run():\n    return os.getcwd()\n"})
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(root, progress=False)
+    (root / "pkg/app.py").write_text("import os\n\n\ndef run():\n    from pkg.plugins import load_plugins\n"
+                                     "    return os.getcwd(), load_plugins()\n")
+    loom.index(root, progress=False)
+    fresh = Loom(embedder=HashingEmbedder())
+    fresh.index(root, progress=False)
+
+    def edges(session):
+        graph = session.graph
+        return sorted((node.title, kind, graph.node(other).title) for node in graph.content_nodes()
+                      for other, kind in graph.structure_of(node.id, directed=True))
+
+    assert edges(loom) == edges(fresh)
+    assert ("pkg/app.py (module)", "imports", "pkg/plugins.py:1-2 load_plugins") in edges(loom)
+
+
 def test_index_survives_save_and_open(workspace, tmp_path):
     loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
     loom.index(workspace, progress=False)

@@ -200,18 +200,20 @@ def _progress(iterable, total: int, desc: str, enabled: bool | None):
 
 def _unchanged_units(graph, path: str, units: list[Unit], old_ids: list[str]) -> dict[tuple[str, int], str]:
     """Which of a changed file's new units are old nodes whose text has not changed: same
-    text, name, kind and notebook cell (a unit moved by lines added above it, or a cell
-    next to the one edited). Each old node is kept at most once."""
+    text, name, kind, notebook cell and imports (a unit moved by lines added above it, or a
+    cell next to the one edited; the preamble holds the file's imports, which an import added
+    in a function below changes). Each old node is kept at most once."""
     pool: dict[tuple, list[str]] = {}
     for node_id in old_ids:
         node = graph.node(node_id)
         ref = node.reference
         if ref is None or "name" not in node.meta:
             continue
-        pool.setdefault((ref.sha256, node.meta["name"], node.meta.get("kind"), ref.cell), []).append(node_id)
+        key = (ref.sha256, node.meta["name"], node.meta.get("kind"), ref.cell, tuple(node.meta.get("imports", ())))
+        pool.setdefault(key, []).append(node_id)
     kept = {}
     for k, unit in enumerate(units):
-        same = pool.get((sha256_text(unit.text), unit.name, unit.kind, unit.cell))
+        same = pool.get((sha256_text(unit.text), unit.name, unit.kind, unit.cell, tuple(unit.imports)))
         if same:
             kept[(path, k)] = same.pop(0)
     return kept
