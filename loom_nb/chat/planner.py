@@ -120,6 +120,9 @@ def plan_turn(
 ) -> TurnPlan:
     """Plan one chat turn: zones, history, the engine's context and the messages.
 
+    Length: the turn's steps in order (mask, zones, history, context, messages), each a few
+    lines that read the one before.
+
     Parameters
     ----------
     loom : Loom

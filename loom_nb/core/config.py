@@ -4,6 +4,9 @@ The reference design (seed 000) calls the concept threshold, the signal weights,
 curve, the output reservation and the chunking threshold *tuning parameters*: starting
 hypotheses to be measured, not constants. They live here so a notebook slider, the CLI and
 the evaluation harness all move the same knobs.
+
+Size: every knob with its measured default and the reason beside it, and the checks that keep
+a session from saving a value it could not open again.
 """
 
 from __future__ import annotations

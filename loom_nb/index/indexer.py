@@ -7,6 +7,9 @@ range, signature and a hash, and is read (and checked) only when loaded.
 
 Re-indexing touches only what changed: git says which files differ from the last indexed
 commit; outside git, or for uncommitted edits, the size, mtime and content hash decide.
+
+Size: the pipeline in the order it runs (walk, mask, cut, keep what is unchanged, embed,
+add, link), with the refresh rules that decide what each step redoes.
 """
 
 from __future__ import annotations
