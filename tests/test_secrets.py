@@ -488,3 +488,75 @@ def test_an_indexed_lock_file_and_page_report_no_secret(tmp_path):
     loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
     assert loom.index(ws, progress=False, wait=True).secrets == []
     assert sri in "".join(loom.graph.text(n.id) for n in loom.graph.content_nodes())
+
+
+PGP = ("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF2Xx1sBCADXq9Gm1Xx1sBCADXq9Gm1Xx1sBCADXq9GmPgpSecretLine99\n=ab12\n"
+       "-----END PGP PRIVATE KEY BLOCK-----")
+
+
+@pytest.mark.parametrize("text, value", [
+    (PGP, "PgpSecretLine99"),
+    ('conn = "DefaultEndpointsProtocol=https;AccountName=myacct;AccountKey=Zm9vYmFyYmF6cXV4cXV1eHF1ZXhx9A==;'
+     'EndpointSuffix=core.windows.net"', "Zm9vYmFyYmF6cXV4cXV1ZXhx9A=="),
+    ("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=k3Yq9Zx8Lm2Pq7Rt5Vw1Xy4=", "k3Yq9Zx8Lm2Pq7Rt5Vw1Xy4="),
+    ('CONN = "Server=db.corp;Database=app;User Id=sa;Password=Hunter22pass;"', "Hunter22pass"),
+    ('SECRET_KEY = "k9Xq2LmW8vT4pR7z"', "k9Xq2LmW8vT4pR7z"),
+    ('signing_key = "k9Xq2LmW8vT4pR7z"', "k9Xq2LmW8vT4pR7z"),
+    ('ENCRYPTION_KEY = "k9Xq2LmW8vT4pR7z"', "k9Xq2LmW8vT4pR7z"),
+    ('SECRET_KEY = "django-insecure-8x$k2!q@z#w9&v^r*3m(u)p_l=o+n-j7h6g5f4d"', "8x$k2!q@z#w9"),
+    ('password: str = "Hunter22pass"', "Hunter22pass"),
+    ('api_key: Optional[str] = "k9Xq2LmW8vT4pR7z"', "k9Xq2LmW8vT4pR7z"),
+    ('password := "Hunter22pass"', "Hunter22pass"),
+    ('apiToken := "k9Xq2LmW8vT4pR7z"', "k9Xq2LmW8vT4pR7z"),
+    ("$config = ['password' => 'Hunter22pass'];", "Hunter22pass"),
+    ("{ :password => 'Hunter22pass' }", "Hunter22pass"),
+    ('password = b"Hunter22pass"', "Hunter22pass"),
+    ('api_key = f"k9Xq2LmW8vT4pR7z"', "k9Xq2LmW8vT4pR7z"),
+    ('password = """Hunter22pass"""', "Hunter22pass"),
+    ("database:\n  password: hunter2pass\n", "hunter2pass"),
+    ("[db]\npassword = Hunter22pass\n", "Hunter22pass"),
+    ("db_password=Hunter22pass", "Hunter22pass"),
+    ("environment:\n  - POSTGRES_PASSWORD=Hunter22pass\n", "Hunter22pass"),
+    ("environment:\n  POSTGRES_PASSWORD: Hunter22pass\n", "Hunter22pass"),
+    ("ENV DB_PASSWORD=Hunter22pass", "Hunter22pass"),
+    ("ENV DB_PASSWORD Hunter22pass", "Hunter22pass"),
+    ("[default]\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzzzKEY9\n", "wJalrXUtnFEMI/K7MDENG"),
+    ("spring.datasource.password=Hunter22pass", "Hunter22pass"),
+    ("        env:\n          API_TOKEN: k9Xq2LmW8vT4pR7z", "k9Xq2LmW8vT4pR7z"),
+    ("//registry.npmjs.org/:_authToken=npm_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1W", "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1W"),
+    ("npm token: npm_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1W", "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1W"),
+])
+def test_more_credential_shapes_and_assignment_syntaxes_are_masked(text, value):
+    masked, found = mask_secrets(text)
+    assert found and value not in masked, masked
+    assert len(masked) == len(text) and masked.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize("line", [
+    'primary_key = "id"',
+    'sort_key="name"',
+    'cache_key = f"user:{user_id}:profile"',
+    'foreign_key = "orders.customer_id"',
+    'partition_key: str = "tenant_id"',
+    'SESSION_KEY = "_auth_user_id"',
+    "password: SecretStr",
+    "password: Optional[str] = None",
+    "    password=DB_PASSWORD",
+    "password = None",
+    "token: ${{ secrets.GITHUB_TOKEN }}",
+    "password: ${DB_PASSWORD}",
+    "api_key = os.environ['API_KEY']",
+    "secret_key = settings.SECRET_KEY",
+    'Password = "Password"',
+    "User Id=sa;Password=${DB_PASSWORD};",
+    "token = _SEND_MESSAGE_TOKEN",                         # grpc: a constant
+    "_OpenProcessToken = windll.advapi32.OpenProcessToken",  # a dotted name
+    "password = password1",                                # a variable
+    "jsonnet_token = r'[^\\W\\d]\\w*'",                      # a raw string is a pattern
+    'mask_token: Union[str, AddedToken] = "[MASK]"',       # a tokenizer's special token
+    "TOKEN_QUERY = 0x0008",
+    'elif token == "#bygroup":',
+    'conn.execute(sql, key="abc123")',
+])
+def test_new_assignment_rules_leave_names_types_and_references_alone(line):
+    assert find_secrets(line) == [] and mask_secrets(line)[0] == line

@@ -15,22 +15,34 @@ Detection is a documented rule set, not a dependency: ``detect-secrets`` would s
 per call with a plugin pass each, where loom-nb masks every text it loads (tens per query) and
 must stay fast. The rules:
 
-- private key blocks (``-----BEGIN … PRIVATE KEY-----`` to its END line);
+- private key blocks (``-----BEGIN … PRIVATE KEY-----`` to its END line, PGP's ``PRIVATE KEY
+  BLOCK`` too);
 - keys with a known shape: AWS access key ids (``AKIA``/``ASIA``…), GitHub tokens (``ghp_``,
   ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``), Slack (``xox?-``), Stripe
   (``sk_live_``…), OpenAI and Anthropic (``sk-…``, ``sk-ant-…``), Google API keys (``AIza…``),
-  JSON web tokens (``eyJ….eyJ….…``);
+  npm tokens (``npm_…``), JSON web tokens (``eyJ….eyJ….…``);
 - a quoted literal of 6 or more characters assigned to a name that ends in password, secret,
-  token, API key or private key (``password = "hunter22"``, ``refresh_token = "…"``;
-  ``password = get_password()`` is a call, not a literal, and is left alone), and the same names
-  in ``KEY=value`` lines of env files and shell, with the same checks. The word must end the
-  name, give or take a suffix such as ``_value`` or ``_prod``: ``token_endpoint``,
-  ``TokenLookup``, ``token_type``, ``api-keyword``, ``DB_PASSWORD_FILE`` and
-  ``AUTH_TOKEN_HEADER`` name something else. Not taken for a credential: a number, a hex digest, a
-  lower-case identifier, a URL without a user in it, a path, a template (``{env.SECRET}``), and,
-  unless the name says password, letters and separators with no digit (``"X-CSRF-Token"``,
-  ``"header:X-Token,form:csrf"``, ``"Bearer"``): header names and settings, where a token or
-  key of random characters has digits;
+  token, API key, access key, private key or a key of a credential's kind (``SECRET_KEY``,
+  ``signing_key``, ``ENCRYPTION_KEY``; a bare ``primary_key``, ``sort_key`` or ``cache_key`` is
+  not one): ``password = "hunter22"``, ``password: str = "…"``, Go's ``:=``, PHP's and Ruby's
+  ``'password' => '…'``, ``b"…"`` and triple quotes (an ``f"…"`` with a field is a template, an
+  ``r"…"`` a pattern). ``password = get_password()`` is a call, not a literal, and is left
+  alone. The word must end the name, give or take a suffix such as ``_value`` or ``_prod``:
+  ``token_endpoint``, ``TokenLookup``, ``token_type``, ``api-keyword``, ``DB_PASSWORD_FILE`` and
+  ``AUTH_TOKEN_HEADER`` name something else. Not taken for a credential: a number, a hex
+  digest, a lower-case identifier, a URL without a user in it, a path, a template
+  (``{env.SECRET}``), a bracketed name (``"[MASK]"``), and, unless the name says password,
+  letters and separators with no digit (``"X-CSRF-Token"``, ``"header:X-Token,form:csrf"``,
+  ``"Bearer"``): header names and settings, where a token or key of random characters has digits;
+- the same names with an unquoted value on a line of its own: ``.env`` and shell lines
+  (``export``), docker-compose (``- POSTGRES_PASSWORD=…``, ``POSTGRES_PASSWORD: …``), a
+  Dockerfile's ``ENV``, YAML (``password: hunter2pass``), INI and properties files
+  (``aws_secret_access_key = …``), with the same checks, and none for a name
+  (``password=DB_PASSWORD``, ``token = settings.TOKEN``, ``password = password1``); letters
+  alone only in an env line whose name says password (``DB_PASSWORD=SuperSecret``), since in
+  code and YAML they are a type (``password: SecretStr``);
+- a connection string's ``AccountKey=…``, ``SharedAccessKey=…`` and, next to a ``;``,
+  ``Password=…`` / ``Pwd=…``;
 - the password of a URL that carries one (``postgres://app:s3cret@db/prod``); a template
   (``${DB_PASSWORD}``) or a lower-case word (``user:pass@`` in docs) is left alone;
 - a quoted literal of 32 or more characters of base64 or hex-and-letters in an assignment
@@ -40,8 +52,10 @@ must stay fast. The rules:
   numbers (``id_form-content_type-object_id-0-DELETE``), which have the entropy of a key and
   none of its randomness, or a ``sha384-…`` digest (subresource integrity, lock files).
 
-Not caught: a credential in prose ("the password is hunter22"), a short unquoted value in code,
-a key of a shape not listed above. Masking errs toward keeping code readable.
+Not caught: a credential in prose ("the password is hunter22"), an unquoted value in the middle
+of a line (``DB_PASSWORD=… ./run.sh``, ``mysql -p…``), an unquoted one of letters alone outside
+an env line, a key of a shape not listed above (GitLab, Hugging Face, Slack webhooks). Masking
+errs toward keeping code readable.
 """
 
 from __future__ import annotations
@@ -84,34 +98,61 @@ _SHAPES: list[tuple[str, re.Pattern]] = [
     ("openai-key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}")),
     ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
+    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{30,}\b")),
 ]
 _PREFIXES = {"aws-access-key": ("AKIA", "ASIA"), "github-token": ("gh", "github_pat_"), "slack-token": ("xox",),
              "stripe-key": ("k_live_", "k_test_"), "anthropic-key": ("sk-ant-",), "openai-key": ("sk-",),
-             "google-api-key": ("AIza",), "jwt": ("eyJ",)}
+             "google-api-key": ("AIza",), "jwt": ("eyJ",), "npm-token": ("npm_",)}
 """A literal each shape starts with: a text holding none of them skips the shape's pattern."""
-_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S)
-_NAMES = r"(?:pass(?:word|wd)?|pwd|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|access[_-]?token|token|private[_-]?key)"
-_QUOTED = re.compile(r"[:=]\s*([\"'])([^\"'\s]{6,})\1")
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+                          re.S)
+_BARE_HINTS = ("pass", "pwd", "secret", "token", "key")
+"""Words one of which every name in :data:`_NAMES` holds: a line :data:`_BARE` may take, or the
+text before a quoted literal, is tried only when it has one (found in the lower-cased text, far
+faster than a case-blind pattern run over all of it)."""
+_BETWEEN = re.compile(r"[,;(){}\n]")
+"""What cannot stand between a name and the literal assigned to it."""
+_KEY_KINDS = (r"(?:secret|signing|sign|encryption|encrypt|decryption|crypto|cipher|master|hmac|jwt|session|app|aes|"
+              r"license|licence|webhook|account|shared|storage|consumer|client|ssh|gpg|pgp|rsa|service|subscription)")
+"""What a ``…_key`` name must start with to name a credential (``SECRET_KEY``, ``signing_key``): a
+bare ``key`` names a dictionary's, a table's or a cache's key far more often."""
+_NAMES = (r"(?:pass(?:word|wd)?|pwd|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|"
+          rf"access[_-]?token|token|private[_-]?key|{_KEY_KINDS}[_-]?key)")
+_QUOTED = re.compile(r"[:=][=>]?\s*([bBrRuUfF]{1,2}(?=[\"']))?(\"\"\"|\'\'\'|[\"'])([^\"'\s]{6,})\2")
+"""A quoted literal after ``=``, ``:``, Go's ``:=`` or PHP's and Ruby's ``=>`` (``==`` is let
+through by the pattern and left out after), with a Python prefix (``b"…"``, ``f"…"``) or in
+triple quotes."""
 _NAME_SUFFIX = r"(?:[_-]?(?:value|val|str|string|bytes|b64|base64|hash|hashed|plain|raw|enc|encrypted|prod|dev|test|live|staging|base|env|[0-9]+))*"
-_NAME_BEFORE = re.compile(rf"(?i)({_NAMES}){_NAME_SUFFIX}[\"']?\s*$")
-"""A quoted literal assigned to a name that ends in a password-like word: the literal is found
-first (a cheap pattern), then the name is looked for in the 48 characters before it."""
+_NAME_BEFORE = re.compile(rf"(?i)({_NAMES}){_NAME_SUFFIX}[\"']?\s*(?::\s*[\w\[\]., |]+?)?\s*$")
+"""A quoted literal assigned to a name that ends in a password-like word, a type annotation
+(``password: str = "…"``) allowed between them: the literal is found first (a cheap pattern),
+then the name is looked for in the 48 characters before it."""
 _PASSWORD_WORD = re.compile(r"(?i)pass(?:word|wd)?|pwd")
 _WORDS_ONLY = re.compile(r"[A-Za-z]+(?:[-_.:,/ ]+[A-Za-z]*)*")
 """Letters and separators, no digit: a header name or a setting (``X-CSRF-Token``, ``form:csrf``)."""
-_NOT_A_VALUE = re.compile(r"(?i)^(?:[a-z][a-z0-9+.-]*://[^@\s]*|[~.]{0,2}/\S*|#[0-9a-f]{3,8}|\{.*\}|\{\{.*\}\}|%[a-z_]\w*%.*)$")
-"""A URL with no user in it, a path, a colour, a template or a Windows variable (``%HOMEPATH%``):
-never a credential by itself."""
-_ENV_NAMES = r"(?:PASSWORD|PASSWD|PWD|SECRET|API_?KEY|ACCESS_?KEY|AUTH_?TOKEN|ACCESS_?TOKEN|TOKEN|PRIVATE_?KEY)"
-_ENV_LINE = re.compile(rf"(?m)^\s*(?:export\s+)?[A-Z0-9_]*?({_ENV_NAMES})(?i:{_NAME_SUFFIX})\s*=\s*([^\s\"'#()][^\s#()]{{5,}})\s*$")
-"""A ``NAME=value`` line whose name ends in a password-like word, give or take a suffix, as a
-quoted literal's must: ``TOKEN_ENDPOINT``, ``DB_PASSWORD_FILE`` and ``AUTH_TOKEN_HEADER`` name
-something else."""
+_NOT_A_VALUE = re.compile(r"(?i)^(?:[a-z][a-z0-9+.-]*://[^@\s]*|[~.]{0,2}/\S*|#[0-9a-f]{3,8}|\{.*\}|\{\{.*\}\}|%[a-z_]\w*%.*|\[[^\]]*\])$")
+"""A URL with no user in it, a path, a colour, a template, a Windows variable (``%HOMEPATH%``)
+or a bracketed name (a tokenizer's ``"[MASK]"``): never a credential by itself."""
+_BARE = re.compile(
+    rf"(?m)[ \t]*(?:(?P<env>ENV[ \t]+)|-[ \t]+|export[ \t]+)?(?P<name>[A-Za-z0-9_.-]*?(?i:(?P<word>{_NAMES}){_NAME_SUFFIX}))"
+    r"(?P<sep>[ \t]*[=:][ \t]*|(?(env)[ \t]+|(?!)))"
+    r"(?P<value>[^\s\"'`#()\[\]{}<>,;$%@!&*|\\][^\s\"'`()\[\]{}<>,;]{5,})(?:[ \t]+[#;].*)?[ \t]*$")
+"""An unquoted value on a line of its own, assigned to a name that ends in a password-like
+word: ``.env`` and shell lines (``export``), docker-compose (``- POSTGRES_PASSWORD=…``,
+``POSTGRES_PASSWORD: …``), a Dockerfile's ``ENV``, YAML, INI and properties files."""
+_REFERENCE = re.compile(r"_*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+"""A name, not a value: an upper-case constant (``password=DB_PASSWORD``) or a dotted path
+(``token = windll.advapi32.OpenProcessToken``)."""
+_CONNECTION_FIELDS = ("accountkey=", "sharedaccesskey=", "sharedaccesssignature=", "password=", "pwd=")
+_CONNECTION_VALUE = re.compile(r"[ \t]*([^;\"'`\s]{3,})[ \t]*(?=;|[\"']|$)", re.M)
+"""A field of a connection string (``AccountKey=…;``, ``Password=…;``): Azure's keys always, a
+password when a ``;`` stands before its name or after its value."""
 _URL_PASSWORD = re.compile(r"://[^/\s:@'\"]*:([^@\s/'\"]{3,})@")
 _LONG_LITERAL = re.compile(r"[:=]\s*([\"'])([A-Za-z0-9+/=_-]{32,})\1")
 _DIGEST = re.compile(r"sha(?:1|224|256|384|512)-[A-Za-z0-9+/]+={0,2}")
 """A subresource-integrity or lock-file digest (``integrity="sha384-…"``): a hash, not a key."""
-_PLACEHOLDER = re.compile(r"(?i)^(?:x+|\*+|changeme|change_me|password|secret|example\w*|dummy\w*|test\w*|your[_-]\w+|<.*>|\$\{.*\}|%\(.*\)s)$")
+_PLACEHOLDER = re.compile(r"(?i)^(?:x+|\*+|changeme|change_me|password|secret|example\w*|dummy\w*|test\w*|your[_-]\w+|<.*>|\$\{.*\}|%\(.*\)s|"
+                          r"none|null|nil|true|false|undefined)$")
 
 
 def _plausible(value: str) -> bool:
@@ -131,6 +172,23 @@ def _literal_fits(value: str, word: str) -> bool:
     if _NOT_A_VALUE.match(value):
         return False
     return bool(_PASSWORD_WORD.fullmatch(word)) or not _WORDS_ONLY.fullmatch(value)
+
+
+def _bare_fits(m: re.Match) -> bool:
+    """Whether an unquoted value (:data:`_BARE`) can be a credential: what a quoted one must be,
+    and not a reference to a constant. Letters alone (``SuperSecret``) only in an env line
+    (``DB_PASSWORD=…``: an upper-case name, ``=`` with no space) whose name says password: in
+    code and YAML they are a type or a name (``password: SecretStr``).
+
+    >>> [_bare_fits(_BARE.match(line)) for line in ("DB_PASSWORD=SuperSecret", "password: SecretStr", "password: hunter2pass")]
+    [True, False, True]
+    """
+    value, word = m.group("value"), m.group("word")
+    if not _plausible(value) or _NOT_A_VALUE.match(value) or _REFERENCE.fullmatch(value) or word.lower() in value.lower():
+        return False  # a name, not a value (password = password1, too)
+    if not _WORDS_ONLY.fullmatch(value):
+        return True
+    return bool(_PASSWORD_WORD.fullmatch(word)) and m.group("sep") == "=" and m.group("name").isupper()
 
 
 def _entropy(value: str) -> float:
@@ -185,21 +243,81 @@ def _assigned_spans(text: str) -> list[tuple[int, int, str]]:
     """Values that are credentials by where they stand: assigned to a password-like name, in a
     URL's password, on an env line, or long and random."""
     spans = []
+    lower = _lower(text)
     for m in _QUOTED.finditer(text):
-        name = _NAME_BEFORE.search(text, max(m.start() - 48, 0), m.start())
-        if name and _plausible(m.group(2)) and _literal_fits(m.group(2), name.group(1)):
-            spans.append((m.start(2), m.end(2), "password-like"))
+        value = m.group(3)
+        prefix = (m.group(1) or "").lower()
+        if "r" in prefix or ("f" in prefix and "{" in value) or text.startswith("==", m.start()):
+            continue  # a raw string is a pattern; an f-string with a field, a template; == compares
+        before = max(m.start() - 48, 0)
+        last = max(lower.rfind(word, before, m.start()) for word in _BARE_HINTS)
+        if last < 0 or _BETWEEN.search(text, last, m.start()):
+            continue  # every name _NAME_BEFORE takes holds one, with no , ; ( or line end after it
+        name = _NAME_BEFORE.search(text, max(before, last - 24), m.start())  # the name's word holds the last one
+        if name and _plausible(value) and _literal_fits(value, name.group(1)):
+            spans.append((m.start(3), m.end(3), "password-like"))
     if "://" in text:
         for m in _URL_PASSWORD.finditer(text):
             if _plausible(m.group(1)) and not _NOT_A_VALUE.match(m.group(1)) and not m.group(1).startswith(("$", "%", "<")):
                 spans.append((m.start(1), m.end(1), "url-password"))
-    spans += [(m.start(2), m.end(2), "env-secret") for m in _ENV_LINE.finditer(text)
-              if _plausible(m.group(2)) and _literal_fits(m.group(2), m.group(1))]  # the checks a quoted literal gets
+    if "=" in text or ":" in text or "ENV" in text:
+        spans += _bare_spans(text, lower)
+    if "=" in text:
+        spans += _connection_spans(text, lower)
     for m in _LONG_LITERAL.finditer(text):
         value = m.group(2)
         if (_entropy(value) > ENTROPY_BITS and re.search(r"[A-Za-z]", value) and re.search(r"\d", value)
                 and not _DIGEST.fullmatch(value) and _looks_random(value)):
             spans.append((m.start(2), m.end(2), "high-entropy"))
+    return spans
+
+
+def _lower(text: str) -> str:
+    """``text`` in lower case, character for character (a character whose lower case is
+    longer, as ``İ``'s is, would shift every position after it: then ASCII only)."""
+    lower = text.lower()
+    return lower if len(lower) == len(text) else text.encode("ascii", "replace").decode().lower()
+
+
+def _bare_spans(text: str, lower: str) -> list[tuple[int, int, str]]:
+    """:data:`_BARE` values, tried only on the lines that hold one of :data:`_BARE_HINTS`."""
+    starts = set()
+    for word in _BARE_HINTS:
+        at = lower.find(word)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            starts.add(start)
+            end = text.find("\n", at)
+            at = lower.find(word, end + 1) if end >= 0 else -1
+    spans = []
+    for start in sorted(starts):
+        m = _BARE.match(text, start)
+        if m and _bare_fits(m):
+            spans.append((m.start("value"), m.end("value"), "password-like"))
+    return spans
+
+
+def _connection_spans(text: str, lower: str) -> list[tuple[int, int, str]]:
+    """Connection-string fields (:data:`_CONNECTION_FIELDS`): an Azure key always, a password
+    when a ``;`` stands before its name or right after its value."""
+    spans = []
+    for field in _CONNECTION_FIELDS:
+        at = lower.find(field)
+        while at >= 0:
+            here, at = at, lower.find(field, at + 1)
+            if here and (text[here - 1].isalnum() or text[here - 1] in "_.-"):
+                continue  # the end of a longer name (db_password=): the assignment rules' business
+            m = _CONNECTION_VALUE.match(text, here + len(field))
+            if m is None:
+                continue
+            value = m.group(1)
+            before = here - 1
+            while before >= 0 and text[before] in " \t":
+                before -= 1
+            if field in ("password=", "pwd=") and not (text.startswith(";", m.end()) or (before >= 0 and text[before] == ";")):
+                continue
+            if _plausible(value) and not _NOT_A_VALUE.match(value) and not value.startswith(("$", "%", "<", "{")):
+                spans.append((m.start(1), m.end(1), "connection-secret"))
     return spans
 
 
