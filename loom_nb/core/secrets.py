@@ -6,10 +6,12 @@ is masked in every part, and titles, signatures, terms and embedded text come fr
 text. Every node text is then read through :meth:`LoomGraph.text
 <loom_nb.core.graph.LoomGraph.text>`, where :func:`mask_secrets` runs again: the packed
 context, the prompt, a callback's text, a context pack's snippets, a node's view and an
-exported report all get the masked text. A mask has **the length of what it hides** (``[aws-access-key]****``, or asterisks when
-the label is longer), newlines kept, so line numbers, character spans of chunks and the
-token budget all still hold. Files that are nothing but credentials (``.env``, ``*.pem``,
+exported report all get the masked text. A mask has **the length of what it hides**
+(``[aws-access-key]****``, or asterisks when the label is longer), newlines kept, so line
+numbers, character spans of chunks and the token budget all still hold. Files that are nothing but credentials (``.env``, ``*.pem``,
 ``id_rsa``, …) are indexed by name only: their content is never read (:func:`is_secret_file`).
+
+Size: the rule set is the module, each rule beside the checks that keep it from masking code.
 
 Detection is a documented rule set, not a dependency: ``detect-secrets`` would scan a file
 per call with a plugin pass each, where loom-nb masks every text it loads (tens per query) and
