@@ -53,6 +53,8 @@ whose vectors are in Qdrant is written as 3 (:mod:`loom_nb.core.qdrant_store`), 
 older loom-nb says to upgrade instead of looking for vector files."""
 READS_UP_TO = 3
 GRAPH_FILE = "graph.json"
+LOAD_TRIES = 8
+"""How many times a load starts again when a writer removes the files it was reading."""
 MAX_GRAPH_BYTES = 1 << 30
 """graph.json larger than this (1 GiB) is refused before it is read: a 50k-node session
 writes about 40 MB, and parsing a multi-gigabyte file would take minutes and gigabytes."""
@@ -687,18 +689,20 @@ def load_graph(folder: str | Path, *, expect_model: str | None = None, doc: dict
 
     Reads take no lock: a writer that commits while this reads may remove the files of
     the generation being read. The load then starts again on the new graph.json, so a
-    reader gets one generation whole, never files of two (at most three tries).
+    reader gets one generation whole, never files of two (at most :data:`LOAD_TRIES` tries: a
+    slow reader on a busy machine lost three races in a row to a writer saving in a loop, and
+    got a session with its lexical index left out).
     """
     folder = Path(folder)
     doc = doc if doc is not None else read_document(folder)
-    for attempt in range(3):
+    for attempt in range(LOAD_TRIES):
         try:
             with gc_paused():
                 return _load_graph(folder, expect_model, doc)
         except _Vanished as gone:
             newer = read_document(folder)
             same = newer.get("generation") == doc.get("generation")
-            if same or attempt == 2:
+            if same or attempt == LOAD_TRIES - 1:
                 if gone.lexical:  # only the lexical index is missing: rank without it, as before
                     log.warning("lexical index %s is missing; lexical signals are off until re-indexing", gone.where)
                     with gc_paused():
