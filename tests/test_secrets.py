@@ -394,6 +394,18 @@ def test_a_secret_in_the_question_reaches_no_prompt_report_or_embedder(tmp_path)
     assert chat_leaks(sent) == []
 
 
+def test_pasted_text_reaches_the_embedder_masked_and_the_manifest_counts_it(tmp_path):
+    """add() embedded the text as pasted: an Ollama embedder sent the key to the server."""
+    embedder = RecordingEmbedder()
+    loom = Loom(tmp_path / "session", embedder=embedder)
+    short = loom.add(f'deploy fails: AWS_ACCESS_KEY_ID={AWS}\npassword = "{USER_PASSWORD}"').nodes[0]
+    prose = "The worker retries the upload and logs the bucket name before it gives up. " * 300
+    long = loom.add(f"The reports are written to postgres://app:{ANSWER_PASSWORD}@db/prod by the nightly job. " + prose).nodes[0]
+    assert embedder.seen and chat_leaks(" ".join(embedder.seen)) == []
+    assert long.chunks  # embedded chunk by chunk, every chunk masked
+    assert loom.graph.masked(short.id) == 2 and loom.graph.masked(long.id) == 1
+
+
 def test_a_chat_masks_the_users_message_and_the_models_answers_before_they_are_sent_or_stored(tmp_path):
     """The user's message and the model's answers went raw into later chat requests (history,
     the summary request's transcript), chat.json and the session's views."""

@@ -604,17 +604,21 @@ class Loom(Displayable):
         return AddResult(classify(sections[0].text, self.graph.config), nodes, links)
 
     def _add_one(self, text: str, **kwargs) -> tuple[ContentNode, LinkReport]:
+        """Embed and add one piece. The embedder reads it masked (an Ollama embedder is a
+        model too, and a server); ``add_content`` gets it as given, to count what it masks."""
+        from .secrets import mask_secrets
         from .tokens import count_tokens
 
-        tokens = count_tokens(text)
+        masked = mask_secrets(text)[0]  # the same length: chunk spans hold for both
+        tokens = count_tokens(masked)
         config = self.graph.config
         spans, chunk_vecs = [], None
         if tokens > config.large_node_tokens:
-            spans = chunk_spans(text, config.chunk_tokens)
-            chunk_vecs = self.embedder.embed([text[s:e] for s, e in spans])
+            spans = chunk_spans(masked, config.chunk_tokens)
+            chunk_vecs = self.embedder.embed([masked[s:e] for s, e in spans])
             vector = chunk_mean(chunk_vecs)
         else:
-            vector = self.embedder.embed([text])[0]
+            vector = self.embedder.embed([masked])[0]
         return self.graph.add_content(text, vector, tokens=tokens, chunks=spans, chunk_vectors=chunk_vecs, **kwargs)
 
     def index(self, root: str | Path, **options) -> "IndexReport":
