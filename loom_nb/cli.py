@@ -19,6 +19,7 @@ import argparse
 import gc
 import json
 import logging
+import re
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -483,20 +484,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters but tab and newline: a file name, a heading or a model's answer that
+holds an escape sequence would otherwise set the terminal's title or clear its screen."""
+
+
+def _caret(char: str) -> str:
+    code = ord(char)
+    return "^?" if code == 0x7F else f"^{chr(code + 64)}" if code < 0x20 else f"M-^{chr(code - 128 + 64)}"
+
+
+def printable(text: str) -> str:
+    r"""``text`` with its control characters shown as ``cat -v`` shows them (``^[``), not
+    obeyed; no backslash is added, so printed JSON stays JSON.
+
+    >>> printable("a\x1b[31mred.md\n\tend\x07")
+    'a^[[31mred.md\n\tend^G'
+    """
+    return _CONTROL.sub(lambda m: _caret(m.group()), text)
+
+
+class _Printable:
+    """A text stream that writes :func:`printable` text to the stream it wraps."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(printable(text))
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     collecting = gc.isenabled()
+    stdout, sys.stdout = sys.stdout, _Printable(sys.stdout)  # what a workspace holds is shown, never run by the terminal
     try:
         return args.func(args)
     except LoomError as exc:
-        print(f"loom-nb: error: {exc}", file=sys.stderr)
+        print(f"loom-nb: error: {printable(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a path the user gave: a folder where a file belongs, a missing parent, no permission
         where = f": {exc.filename}" if exc.filename else ""
-        print(f"loom-nb: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(printable(f"loom-nb: error: {exc.strerror or exc}{where}"), file=sys.stderr)
         return 2
     finally:
+        sys.stdout = stdout
         if collecting:  # main() called in a process that goes on (a test, a notebook)
             gc.enable()
 

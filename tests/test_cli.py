@@ -103,3 +103,23 @@ def test_eval_says_why_cases_failed_and_fails_when_none_ran(tmp_path, capsys):
     code, out, err = run(capsys, "eval", str(cases), "--strategy", "loom,bm25", "--embedder", "hashing")
     assert code == 1 and "(1 failed)" in out
     assert f"failed: x: {tmp_path / 'gone'} is not a folder" in out and "no case could be run" in err
+
+
+def test_escape_sequences_in_a_workspace_are_shown_not_obeyed(tmp_path, capsys):
+    # a file name and a heading that set the terminal's title and clear its screen
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a\x1b[31mred.md").write_text("# \x1b]0;PWNED\x07\x1b[2J heading\n\nOAuth token refresh text \x9b31m\n")
+    s = str(tmp_path / "session")
+    assert run(capsys, "index", s, str(workspace), "--embedder", "hashing")[0] == 0
+    shown = {}
+    for command in (["show", s], ["show", s, "n1"], ["query", s, "oauth token refresh", "--budget", "500"]):
+        code, out, _ = run(capsys, *command)
+        assert code == 0 and "red.md" in out
+        assert not [c for c in out if ord(c) < 32 and c not in "\n\t" or 0x7F <= ord(c) <= 0x9F]
+        shown[command[-1]] = out
+    assert "a^[[31mred.md" in shown[s] and "^[]0;PWNED^G" in shown["n1"] and "M-^[31m" in shown["n1"]
+    code, out, _ = run(capsys, "query", s, "oauth token refresh", "--budget", "500", "--json")
+    assert "M-^[31m" in json.dumps(json.loads(out))  # printed JSON is still JSON
+    code, _, err = run(capsys, "show", s, "n\x1b[2J9")
+    assert code == 2 and "\x1b" not in err
