@@ -46,6 +46,16 @@ def indexed(tmp_path):
     return loom, ws, report
 
 
+def index_notebook(tmp_path, name: str, text: str) -> Loom:
+    """A session that indexed a workspace holding one notebook, ``name``, of JSON ``text``."""
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    (ws / name).write_text(text)
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, progress=False, wait=True)
+    return loom
+
+
 def nodes_of(loom, cell: str):
     return [n for n in loom.graph.content_nodes() if n.reference is not None and n.reference.cell == cell]
 
@@ -134,11 +144,7 @@ def test_a_4_5_notebook_written_without_ids_keeps_its_cells_fresh(tmp_path, recw
         del cell["id"]
     assert raw["nbformat_minor"] >= 5
     assert [c.key for c in notebook_cells(json.dumps(raw))] == ["#0", "#1", "#2", "#3"]
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "churn.ipynb").write_text(json.dumps(raw))
-    loom = Loom(embedder=HashingEmbedder())
-    loom.index(ws, progress=False, wait=True)
+    loom = index_notebook(tmp_path, "churn.ipynb", json.dumps(raw))
     (node,) = [n for n in nodes_of(loom, "#1")]
     assert "import pandas as pd" in loom.graph.text(node.id)
     assert not [w for w in recwarn if "MissingIDField" in type(w.message).__name__]
@@ -155,11 +161,7 @@ def test_cells_that_share_an_id_are_keyed_by_position_and_both_stay_fresh(tmp_pa
     assert [c.key for c in notebook_cells(json.dumps(raw))] == ["#0", "#1", "z9"]  # a unique id is kept
     odd = {**raw, "cells": [*raw["cells"], cell("#0", "x = 1\n")]}  # an id that reads as a position key is not one
     assert [c.key for c in notebook_cells(json.dumps(odd))] == ["#0", "#1", "z9", "#3"]
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "dup.ipynb").write_text(json.dumps(raw))
-    loom = Loom(embedder=HashingEmbedder())
-    loom.index(ws, progress=False, wait=True)
+    loom = index_notebook(tmp_path, "dup.ipynb", json.dumps(raw))
     texts = {n.reference.cell: loom.graph.text(n.id) for n in loom.graph.content_nodes()}
     assert texts == {"#0": "def load(path):\n    return open(path).read()",
                      "#1": "def save(path, text):\n    open(path, 'w').write(text)",
@@ -214,9 +216,7 @@ def test_a_cell_that_imports_a_module_of_the_workspace_draws_the_edge(tmp_path):
     (ws / "pkg" / "churn_utils.py").write_text("def load(path):\n    return open(path).read()\n")
     nb = analysis_notebook()
     nb.cells[1].source = "from pkg.churn_utils import load\n\nframe = load('churn.csv')"
-    nbformat.write(nb, ws / "churn.ipynb")
-    loom = Loom(embedder=HashingEmbedder())
-    loom.index(ws, progress=False, wait=True)
+    loom = index_notebook(tmp_path, "churn.ipynb", nbformat.writes(nb))
     cell = next(n for n in nodes_of(loom, "cell-1"))
     assert cell.meta["language"] == "python"
     edges = loom.graph.structure_of(cell.id)
