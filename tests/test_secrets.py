@@ -537,6 +537,18 @@ PGP = ("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF2Xx1sBCADXq9Gm1Xx1sBCADXq
     ("        env:\n          API_TOKEN: k9Xq2LmW8vT4pR7z", "k9Xq2LmW8vT4pR7z"),
     ("//registry.npmjs.org/:_authToken=npm_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1W", "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1W"),
     ("npm token: npm_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1W", "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1W"),
+    ("GITLAB_CI=glpat-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn", "Ab1Cd2Ef3Gh4Ij5Kl6Mn"),
+    ("login(hf_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1)", "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1"),
+    ("twine upload -p pypi-AgEIcHlwaS5vcmc" + "CJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAw", "CJDAwMDAwMDAwLTAwMDAtMDAw"),
+    ("sg = SendGridAPIClient(SG." + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7O.Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3Ab4C)", "Ab1Cd2Ef3Gh4Ij5Kl6Mn7O"),
+    ("curl -u admin:Hunter22pass https://api.example.com", "Hunter22pass"),
+    ("curl --user 'admin:Hunter22pass' https://api.example.com", "Hunter22pass"),
+    ("mysql -uroot -pHunter22pass shop < dump.sql", "Hunter22pass"),
+    ("mysqldump --password=Hunter22pass shop", "Hunter22pass"),
+    ("psql --password 'Hunter22pass'", "Hunter22pass"),
+    ("gh release upload --token k9Xq2LmW8vT4pR7z v1", "k9Xq2LmW8vT4pR7z"),
+    ("sshpass -p Hunter22pass ssh deploy@host", "Hunter22pass"),
+    ("docker login -u bot -p Hunter22pass registry.example.com", "Hunter22pass"),
 ])
 def test_more_credential_shapes_and_assignment_syntaxes_are_masked(text, value):
     masked, found = mask_secrets(text)
@@ -569,6 +581,16 @@ def test_more_credential_shapes_and_assignment_syntaxes_are_masked(text, value):
     "TOKEN_QUERY = 0x0008",
     'elif token == "#bygroup":',
     'conn.execute(sql, key="abc123")',
+    'PASSWORD="$DB_PASS"',                                # a shell variable
+    "echo $PW | docker login -u bot --password-stdin reg",
+    'mysql --password="$MYSQL_PWD" shop',
+    "curl -u $USER:$PASS https://api.example.com",
+    "gh api --token ${{ secrets.GITHUB_TOKEN }}",
+    "docker run -p 8080:80 nginx",
+    "mysql -p shop",
+    "git push --token none",
+    "tool --secret-file /run/secrets/key",
+    "glob.glob(pattern)",
 ])
 def test_new_assignment_rules_leave_names_types_and_references_alone(line):
     assert find_secrets(line) == [] and mask_secrets(line)[0] == line

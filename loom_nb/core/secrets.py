@@ -101,10 +101,16 @@ _SHAPES: list[tuple[str, re.Pattern]] = [
     ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
     ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{30,}\b")),
+    ("gitlab-token", re.compile(r"\bgl(?:pat|oas|dt|rt|cbt|ptt|ft|imt|agent|soat)-[A-Za-z0-9_-]{20,}")),
+    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+    ("pypi-token", re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}")),
+    ("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b")),
 ]
 _PREFIXES = {"aws-access-key": ("AKIA", "ASIA"), "github-token": ("gh", "github_pat_"), "slack-token": ("xox",),
              "stripe-key": ("k_live_", "k_test_"), "anthropic-key": ("sk-ant-",), "openai-key": ("sk-",),
-             "google-api-key": ("AIza",), "jwt": ("eyJ",), "npm-token": ("npm_",)}
+             "google-api-key": ("AIza",), "jwt": ("eyJ",), "npm-token": ("npm_",),
+             "gitlab-token": ("glpat-", "gloas-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-", "glsoat-"),
+              "huggingface-token": ("hf_",), "pypi-token": ("pypi-",), "sendgrid-key": ("SG.",)}
 """A literal each shape starts with: a text holding none of them skips the shape's pattern."""
 _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
                           re.S)
@@ -153,7 +159,18 @@ _URL_PASSWORD = re.compile(r"://[^/\s:@'\"]*:([^@\s/'\"]{3,})@")
 _LONG_LITERAL = re.compile(r"[:=]\s*([\"'])([A-Za-z0-9+/=_-]{32,})\1")
 _DIGEST = re.compile(r"sha(?:1|224|256|384|512)-[A-Za-z0-9+/]+={0,2}")
 """A subresource-integrity or lock-file digest (``integrity="sha384-…"``): a hash, not a key."""
-_PLACEHOLDER = re.compile(r"(?i)^(?:x+|\*+|changeme|change_me|password|secret|example\w*|dummy\w*|test\w*|your[_-]\w+|<.*>|\$\{.*\}|%\(.*\)s|"
+_COMMAND_LINE: list[tuple[tuple[str, ...], re.Pattern]] = [
+    (("--pass", "--token", "--api", "--access-token", "--auth-token", "--client-secret", "--secret"),
+     re.compile(r"--(?P<flag>password|passwd|pass|token|api-key|apikey|access-token|auth-token|client-secret|secret)"
+                r"(?:=|[ \t]+)(?P<q>['\"]?)(?P<value>[^\s'\"]{3,})(?P=q)")),
+    (("-u ", "-u\t", "--user "), re.compile(r"(?:-u|--user)[ \t]+(?P<q>['\"]?)[^\s:'\"]+:(?P<value>[^\s'\"]{3,})(?P=q)")),
+    (("mysql", "mariadb"), re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p(?P<value>[^\s'\"-][^\s'\"]{2,})")),
+    (("sshpass", " login"), re.compile(r"\b(?:sshpass|(?:docker|podman)[ \t]+login\b[^\n]*?)[ \t]+-p[ \t]*(?P<value>[^\s'\"-][^\s'\"]{2,})")),
+]
+"""A credential on a command line: ``--password …`` / ``--token=…``, curl's ``-u user:…``,
+MySQL's ``-p…`` (the value joined to the flag), ``sshpass -p …`` and ``docker login -p …``;
+each pattern is tried only on a text holding one of its literals."""
+_PLACEHOLDER = re.compile(r"(?i)^(?:x+|\*+|changeme|change_me|password|secret|example\w*|dummy\w*|test\w*|your[_-]\w+|<.*>|\$\{.*\}|\$\w+|%\(.*\)s|"
                           r"none|null|nil|true|false|undefined)$")
 
 
@@ -232,6 +249,8 @@ def find_secrets(text: str) -> list[Finding]:
         if any(prefix in text for prefix in _PREFIXES[kind]):
             spans.extend((m.start(), m.end(), kind) for m in pattern.finditer(text))
     spans += _assigned_spans(text)
+    if "-" in text:
+        spans += _command_line_spans(text)
     findings, covered = [], -1
     for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1])):
         if start < covered:
@@ -297,6 +316,44 @@ def _bare_spans(text: str, lower: str) -> list[tuple[int, int, str]]:
         if m and _bare_fits(m):
             spans.append((m.start("value"), m.end("value"), "password-like"))
     return spans
+
+
+def _command_line_spans(text: str) -> list[tuple[int, int, str]]:
+    """:data:`_COMMAND_LINE` values that could be credentials: not a variable (``"$PASS"``,
+    ``${{ secrets.X }}``), a placeholder or a path, and for a token's flag not letters alone.
+
+    >>> line = "curl -u admin:Hunter22 --token $TOKEN x"
+    >>> [line[start:end] for start, end, _ in _command_line_spans(line)]
+    ['Hunter22']
+    """
+    spans = []
+    for literals, pattern in _COMMAND_LINE:
+        for start, end in _lines_holding(text, literals):
+            for m in pattern.finditer(text, start, end):
+                if m.start() and not text[m.start() - 1].isspace() and m.group(0).startswith("-"):
+                    continue  # a flag is a word of its own (``a--token b`` is not one)
+                value, flag = m.group("value"), m.groupdict().get("flag")
+                word = "password" if flag and flag.startswith("pass") else flag
+                if (value.startswith(("$", "%", "<", "{", "-")) or not _plausible(value) or _NOT_A_VALUE.match(value)
+                        or (word and not _literal_fits(value, word))):
+                    continue
+                spans.append((m.start("value"), m.end("value"), "password-like"))
+    return spans
+
+
+def _lines_holding(text: str, literals: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The (start, end) of each line holding one of ``literals``, in order: a pattern with no
+    literal prefix is then run over a few short lines, not the whole text."""
+    lines = set()
+    for literal in literals:
+        at = text.find(literal)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            lines.add((start, end))
+            at = text.find(literal, end)
+    return sorted(lines)
 
 
 def _connection_spans(text: str, lower: str) -> list[tuple[int, int, str]]:
