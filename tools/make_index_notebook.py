@@ -49,7 +49,7 @@ cells = [
         "    print(f'{row.score:.3f} {row.decision:<13} {row.title[:55]:<55} ' + ', '.join(f'{k} {v:.2f}' for k, v in strongest))\n"
         "assert result.table[0].title.startswith('walk.py')"
     ),
-    new_markdown_cell("A tagged path is the strongest signal: the user said where to look."),
+    new_markdown_cell("A tagged path (`@git.py`) lifts every unit of that file above the rest: the user said where to look."),
     new_code_cell(
         "tagged = loom.query('what does @git.py do?', budget=2000)\n"
         "print(tagged.manifest)\n"
@@ -169,7 +169,8 @@ cells = [
         "subject = small.query('Round each line of the invoice total', budget=300)\n"
         "print('a question:', asked.ranking.weights.density, '· a commit subject:', subject.ranking.weights.density)"
     ),
-    new_markdown_cell("On this package, `structure_of` lists a node's code neighbours:"),
+    new_markdown_cell("On this package, `structure_of` lists a node's code neighbours (here the first window of\n"
+                      "`index_workspace`, a function long enough to be cut into several units):"),
     new_code_cell(
         "index_ws = next(n for n in loom.graph.content_nodes() if n.title.endswith(' index_workspace'))\n"
         "for neighbour, kind in loom.graph.structure_of(index_ws.id)[:10]:\n"
@@ -340,7 +341,8 @@ cells = [
         "assert ranking.reference.file.endswith('rank.py')\n"
         "code.view(ranking.id)  # rank.py: the Ranking class"
     ),
-    new_markdown_cell("The concept with the most content, and the concepts around it:"),
+    new_markdown_cell("The concept with the most linked content (a unit links to every concept close enough, so its\n"
+                      "members, the units whose strongest concept it is, are fewer), and the concepts around it:"),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
         "biggest = max(code.graph.concept_nodes(), key=lambda c: len(code.graph.content_of(c.id)))\n"
@@ -383,7 +385,7 @@ cells = [
     new_markdown_cell(
         "A large session is drawn as its concepts: one diamond per concept, sized by its members and named by\n"
         "its terms, with its members folded until you click it (click again to fold them). `graph_view`\n"
-        "chooses this by itself past 800 content nodes; this sample has 255, so the cell asks for it with `clusters=True`."
+        "chooses this by itself past 800 content nodes; this sample has 256, so the cell asks for it with `clusters=True`."
     ),
     new_code_cell("code.graph_view(clusters=True)"),
     new_markdown_cell(

@@ -62,7 +62,7 @@ cells = [
     new_markdown_cell(
         "## Asking a query\n\n"
         "`query` embeds the question, scores every content node on eleven signals (six semantic and structural:\n"
-        "semantic relevance, hop distance from the most relevant concept, staleness, size, provenance, link\n"
+        "semantic relevance, hop distance from the most relevant concept (weighted 0 by default), staleness, size, provenance, link\n"
         "density; four lexical: keyword terms, path mention, tag, git-dirty; and the best score in the\n"
         "node's file), then fills the\n"
         "budget in descending score order. The window here is 4,096 tokens: the budget subtracts the system\n"
@@ -74,8 +74,8 @@ cells = [
         "simple"
     ),
     new_markdown_cell(
-        "The result holds both what goes to the model and the table behind it. The manifest header is the\n"
-        "first thing the model reads: what was loaded, and how much relevant context was left out."
+        "The result holds both what goes to the model and the table behind it. The manifest header opens\n"
+        "the user message the model reads: what was loaded, and how much relevant context was left out."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
@@ -144,7 +144,7 @@ cells = [
     ),
     new_markdown_cell(
         "A message of several lines leads with one that says what it is about: an issue's title, a commit's\n"
-        "subject. Its words count three times in the lexical signal (`config.lead_line_weight`, 2), since\n"
+        "subject. Its words count three times in the lexical signal (once, and `config.lead_line_weight` = 2 more), since\n"
         "what follows pastes code and logs whose words match everything around the fault. A follow-up's own\n"
         "message leads the exchange before it the same way. The context pack says which matched words came\n"
         "from that line:"
@@ -247,7 +247,7 @@ cells = [
         "## Ready sessions\n\n"
         "Building a session embeds every text once. `sample_sessions/` holds three ready ones: this debugging\n"
         "conversation, part of loom-nb's own code indexed into reference nodes, and twenty short notes on\n"
-        "baking sourdough bread. `open_sample` opens a copy in a few milliseconds: nothing is embedded again,\n"
+        "baking sourdough bread. `open_sample` opens a copy in well under a second: nothing is embedded again,\n"
         "and whatever the notebook records or saves, the committed folder stays as it is."
     ),
     new_code_cell(
@@ -282,7 +282,7 @@ cells = [
     new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(notes.preview_threshold(0.4))"),
     new_markdown_cell(
         "A content node's view: provenance, staleness (the signal decays by half every 8 turns unused),\n"
-        "its concepts, the *near miss* (the closest concept below the threshold) and a preview."
+        "its concepts (and its *near miss*, the closest concept below the threshold, when it has one) and a preview."
     ),
     new_code_cell("# NBVAL_CHECK_OUTPUT\nnotes.view('n10')"),
     new_code_cell(
@@ -306,11 +306,16 @@ cells = [
         "    print(event['kind'], sorted(k for k in event if k not in ('time', 'kind', 'seconds')))\n"
         "assert [e['seconds'] for e in notes.events()] == list(timed.timings.values())"
     ),
-    new_code_cell("notes.telemetry_figure()"),
+    new_code_cell(
+        "from loom_nb.views.figures import use_offline_plotly\n\n"
+        "use_offline_plotly()  # plotly.js once: the figure draws with no network, here and in an HTML export\n"
+        "notes.telemetry_figure()"
+    ),
     new_markdown_cell(
-        "A model's window decides the budget when you pass `model=` instead of `budget=`. Local models come\n"
-        "from a table (and Ollama's `num_ctx` when it is asked); hosted ones get their documented window in\n"
-        "full, and `source` says where it came from. An unknown name gets a conservative 4,096 and a warning."
+        "A model's window decides the budget when you pass `model=` instead of `budget=`. A local model's\n"
+        "maximum comes from a table, but the budget is the window Ollama runs it at: its `num_ctx` when the\n"
+        "server is asked, else 4,096 (Ollama's default on a machine with under 24 GiB of GPU memory). Hosted\n"
+        "models get their documented window in full, and `source` says where it came from. An unknown name gets a conservative 4,096 and a warning."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"

