@@ -471,3 +471,26 @@ def test_a_reader_whose_points_were_just_collected_reads_the_new_state(tmp_path)
     loom.save()  # …a writer committed and deleted the points only the old state named…
     graph, doc = load_graph(folder, doc=stale)  # …so the read starts again on the new graph.json
     assert doc["generation"] == stale["generation"] + 1 and graph == loom.graph
+
+
+# -- damaged local storage ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("damage, named", [
+    (lambda storage: (storage / "meta.json").write_text("{garbage"), "meta.json"),
+    (lambda storage: next(storage.rglob("storage.sqlite")).write_bytes(b"not a database" * 100), "storage.sqlite"),
+])
+def test_damaged_local_storage_is_a_format_error_naming_the_file(tmp_path, damage, named):
+    folder = tmp_path / "s"
+    loom = Loom(folder, embedder=HashingEmbedder(), vectors="qdrant+local:vectors/loom")
+    loom.add("tokens expire hourly")
+    loom.save()
+    damage(folder / "vectors")
+    committed = (folder / GRAPH_FILE).read_bytes()
+    for vectors in (None, "numpy"):
+        with pytest.raises(SessionFormatError, match="Qdrant local storage is damaged") as raised:
+            Loom.open(folder, vectors=vectors)
+        assert raised.value.path.endswith(named)
+    with pytest.raises(SessionFormatError, match="Qdrant local storage is damaged"):
+        loom.save()  # a save into it is refused the same way
+    assert (folder / GRAPH_FILE).read_bytes() == committed

@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
+import sqlite3
 import threading
 import time
 import uuid
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -77,7 +79,8 @@ def _thread_lock(path: Path) -> threading.Lock:
 
 
 def _open_local(qdrant_client, path: Path, wait: float):
-    """A local-mode client on ``path``, waiting while another process holds it."""
+    """A local-mode client on ``path``, waiting while another process holds it. Damaged
+    storage raises :class:`SessionFormatError` naming the file, as a damaged ``.npy`` does."""
     deadline, pause = time.monotonic() + wait, 0.01
     while True:
         try:
@@ -90,6 +93,25 @@ def _open_local(qdrant_client, path: Path, wait: float):
                                          "(local mode admits one process at a time; use a Qdrant server to share it)") from None
             time.sleep(pause)
             pause = min(pause * 2, 0.2)
+        except (ValueError, TypeError, KeyError, AttributeError, EOFError, pickle.UnpicklingError, sqlite3.DatabaseError) as exc:
+            # qdrant-client reads meta.json and every collection's storage.sqlite (pickled
+            # points) when it opens; what it raises on a damaged one names neither
+            raise SessionFormatError(_damaged_file(path, exc), f"Qdrant local storage is damaged ({type(exc).__name__}: {exc}); "
+                                     "graph.json is untouched: restore the storage folder from a backup, or index the "
+                                     "workspace again into a new session folder") from None
+
+
+def _damaged_file(path: Path, exc: Exception) -> Path:
+    """The file of local storage ``path`` that ``exc`` was most likely raised on."""
+    if isinstance(exc, sqlite3.DatabaseError):
+        for db in sorted(path.glob("collection/*/storage.sqlite")):
+            try:
+                with closing(sqlite3.connect(db)) as conn:  # reads only
+                    conn.execute("PRAGMA schema_version").fetchone()
+            except sqlite3.DatabaseError:
+                return db
+        return path
+    return path / "meta.json" if isinstance(exc, ValueError) else path
 
 
 @contextmanager
