@@ -208,10 +208,10 @@ def test_another_embedder_is_refused_by_graph_json_and_by_the_collection(tmp_pat
 
 
 def test_a_collection_belongs_to_one_session(tmp_path):
+    b = Loom(tmp_path / "b", embedder=HashingEmbedder(), vectors=local(tmp_path))  # before a made the collection
     a = Loom(tmp_path / "a", embedder=HashingEmbedder(), vectors=local(tmp_path))
     a.add("tokens expire hourly")
     a.save()
-    b = Loom(tmp_path / "b", embedder=HashingEmbedder(), vectors=local(tmp_path))
     b.add("the cache is flushed nightly")
     with pytest.raises(LoomError, match="holds the vectors of another session"):
         b.save()
@@ -471,6 +471,37 @@ def test_a_reader_whose_points_were_just_collected_reads_the_new_state(tmp_path)
     loom.save()  # …a writer committed and deleted the points only the old state named…
     graph, doc = load_graph(folder, doc=stale)  # …so the read starts again on the new graph.json
     assert doc["generation"] == stale["generation"] + 1 and graph == loom.graph
+
+
+# -- moving back, another session's collection ---------------------------------------------------
+
+
+def test_a_session_moves_back_into_its_own_collection(tmp_path):
+    folder = tmp_path / "s"
+    loom = Loom(folder, embedder=HashingEmbedder())
+    loom.add("a note on token refresh")
+    loom.save()
+    Loom.open(folder, vectors=local(tmp_path)).save()
+    Loom.open(folder, vectors="numpy").save()  # the collection is left as it is
+    again = Loom.open(folder, vectors=local(tmp_path))
+    again.add("a note on clock skew")
+    again.save()
+    assert Loom.open(folder).graph == again.graph
+    assert points_in(local(tmp_path), folder) == set(_named_points(doc_of(folder)))  # the first stay's leftovers are gone
+
+
+def test_another_sessions_collection_is_refused_at_open_not_at_save(tmp_path):
+    a = Loom(tmp_path / "a", embedder=HashingEmbedder(), vectors=local(tmp_path))
+    a.add("tokens expire hourly")
+    a.save()
+    other = Loom(tmp_path / "b", embedder=HashingEmbedder())
+    other.add("the cache is flushed nightly")
+    other.save()
+    with pytest.raises(LoomError, match="holds the vectors of another session"):
+        Loom.open(tmp_path / "b", vectors=local(tmp_path))
+    with pytest.raises(LoomError, match="holds the vectors of another session"):
+        Loom.open(tmp_path / "new", embedder=HashingEmbedder(), vectors=local(tmp_path))
+    assert Loom.open(tmp_path / "a").graph == a.graph
 
 
 # -- damaged local storage ------------------------------------------------------------------------

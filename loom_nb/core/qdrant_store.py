@@ -32,7 +32,6 @@ import pickle
 import sqlite3
 import threading
 import time
-import uuid
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -154,15 +153,24 @@ def _metadata(client, name: str) -> dict[str, Any] | None:
     return meta.get(METADATA_KEY) if isinstance(meta.get(METADATA_KEY), dict) else {}
 
 
-def check_collection(location: VectorLocation, folder: Path | None, model: str | None) -> None:
+def check_collection(location: VectorLocation, folder: Path | None, model: str | None, session: str | None = None) -> None:
     """Fail early, before a session is used: the location must answer, and a collection
-    already there must hold vectors of ``model``. Creates nothing."""
+    already there must hold vectors of ``model`` and belong to ``session`` (the id in
+    graph.json; None for a session never saved, which owns no collection). Creates nothing."""
     if location.kind == "local" and not (location.storage_folder(folder) / "meta.json").is_file():
         return  # a new storage folder: made at the first save
     with connect(location, folder) as client:
         meta = _metadata(client, location.collection)
     if meta is not None:
         _check(location, meta, model=model, dim=None, owner=None)
+        if meta.get("owner") != session:
+            raise LoomError(_another_session(location, meta, session))
+
+
+def _another_session(location: VectorLocation, meta: dict[str, Any], owner: str | None) -> str:
+    this = f", this one {owner}" if owner else ", this one none yet"
+    return (f"{location.describe()} holds the vectors of another session (owner {meta.get('owner')}{this}): give each "
+            "session its own collection (another name in vectors=), or delete that collection first")
 
 
 def _check(location: VectorLocation, meta: dict[str, Any], *, model: str | None, dim: int | None, owner: str | None) -> None:
@@ -177,8 +185,7 @@ def _check(location: VectorLocation, meta: dict[str, Any], *, model: str | None,
     if dim is not None and meta.get("dim") != dim:
         raise EmbeddingMismatchError(f"{where} holds vectors of dimension {meta.get('dim')}, this session's are {dim}")
     if owner is not None and meta.get("owner") != owner:
-        raise LoomError(f"{where} holds the vectors of another session (owner {meta.get('owner')}, this one "
-                        f"{owner}): give each session its own collection, or delete that collection first")
+        raise LoomError(_another_session(location, meta, owner))
 
 
 class QdrantStore:
@@ -194,13 +201,16 @@ class QdrantStore:
         """The generation being saved (set by :meth:`describe`), kept in each new point's payload."""
 
     # -- save -----------------------------------------------------------------------------
-    def describe(self, vectors: StoredVectors, generation: int, previous: dict[str, Any] | None) -> dict[str, Any]:
+    def describe(self, vectors: StoredVectors, generation: int, previous: dict[str, Any] | None, session: str) -> dict[str, Any]:
+        # the owner is the session's id, so that a session moved back to numpy files can move
+        # into its collection again; one a collection already has (an older loom-nb drew a
+        # random id) is kept
         owner = None
         before = (previous or {}).get("vectors") if isinstance((previous or {}).get("vectors"), dict) else {}
         if before.get("store") == "qdrant" and _same(before.get("location"), self.location, self.folder):
             owner = before.get("owner")
         self.generation = generation
-        entries = {"store": "qdrant", "location": self.location.spelling, "owner": owner or uuid.uuid4().hex}
+        entries = {"store": "qdrant", "location": self.location.spelling, "owner": owner or session}
         for kind in KINDS:
             entries[kind] = {"rows": len(vectors.keys[kind]), "digests": digests(vectors.matrix(kind))}
         return entries

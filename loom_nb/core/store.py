@@ -387,7 +387,7 @@ def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previ
         "next_ids": graph.next_ids,
         "metadata": graph.metadata,
         "vectors": {
-            **store.describe(vectors, generation, previous),
+            **store.describe(vectors, generation, previous, identity),
             "chunk_rows": chunk_rows,
             "cache": cache_file,
             "lexical": lexical_file,
