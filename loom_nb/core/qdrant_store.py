@@ -18,14 +18,17 @@ the points it sent are orphans that the next save either reuses (same ids) or de
 The collection carries the embedding model, the dimension and the session that owns it in
 its metadata (Qdrant 1.16 or newer): another embedder raises
 :class:`~loom_nb.core.errors.EmbeddingMismatchError`, another session's collection is
-refused, never mixed. The distance is the dot product: loom-nb's vectors are unit length,
-and a cosine collection would re-normalise them and change their last bits.
+refused, never mixed. It records too the folder that saved into it last: a copy of that
+folder (``cp -r``), same owner and all, is refused at save, since its save would delete
+points the original still names. The distance is the dot product: loom-nb's vectors are
+unit length, and a cosine collection would re-normalise them and change their last bits.
 
 qdrant-client is imported on first use, so ``import loom_nb`` works without it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import pickle
@@ -38,7 +41,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .errors import EmbeddingMismatchError, LoomError, SessionFormatError, SessionLockedError
+from .errors import EmbeddingMismatchError, LoomError, SessionConflictError, SessionFormatError, SessionLockedError
 from .vector_store import KINDS, StoredVectors, VectorLocation, VectorsVanished, digests, point_id
 
 log = logging.getLogger(__name__)
@@ -165,6 +168,38 @@ def check_collection(location: VectorLocation, folder: Path | None, model: str |
         _check(location, meta, model=model, dim=None, owner=None)
         if meta.get("owner") != session:
             raise LoomError(_another_session(location, meta, session))
+        if folder is not None:
+            _refuse_a_copy(location, meta, Path(folder), session)
+
+
+def _refuse_a_copy(location: VectorLocation, meta: dict[str, Any], folder: Path, owner: str | None) -> None:
+    """Refuse a save from ``folder`` into a collection that another folder saved into last
+    and still names as the same owner: a copy of this session (``cp -r``), whose vectors
+    the save would delete (it deletes the points its own graph.json dropped, which the
+    other one still names). A folder that is gone, or names other vectors now, was moved:
+    ``folder`` takes its place.
+
+    A copy on another machine (a server collection) is not found: its recorded folder is
+    not on this one. Keeping every point instead would never lose one, but a collection
+    that a session re-indexes daily would then grow without end."""
+    other = meta.get("folder")
+    if not isinstance(other, str) or not other:
+        return  # made by an older loom-nb: the first save records its folder
+    other = Path(other)
+    try:
+        if other.resolve() == folder.resolve() or (other.is_dir() and os.path.samefile(other, folder)):
+            return
+        doc = json.loads((other / "graph.json").read_bytes())
+    except (OSError, ValueError):
+        return  # gone, or not a session any more
+    vec = doc.get("vectors") if isinstance(doc, dict) else None
+    if not (isinstance(vec, dict) and vec.get("owner") == owner and _named_here(doc, location, other)):
+        return
+    raise SessionConflictError(
+        f"{folder}: a copy of {other}, which keeps its vectors in the same collection ({location.describe()}); "
+        f"saving here would delete vectors {other} still names, so nothing was written. Give this copy its own "
+        f"vectors: Loom.open({str(folder)!r}, vectors='numpy') (or another collection), or delete {other} if this "
+        "folder replaces it")
 
 
 def _another_session(location: VectorLocation, meta: dict[str, Any], owner: str | None) -> str:
@@ -216,19 +251,29 @@ class QdrantStore:
         return entries
 
     def write(self, vectors: StoredVectors, entries: dict[str, Any]) -> None:
-        if vectors.rows == 0:
-            return  # nothing to keep: no collection is made for an empty session
-        dim = int(next(vectors.matrix(k) for k in KINDS if len(vectors.keys[k])).shape[1])
         name, owner, model = self.location.collection, entries["owner"], vectors.model
+        here = str(self.folder.resolve())
+        if vectors.rows == 0:  # nothing to keep: no collection is made for an empty session…
+            if self.location.kind != "local" or (self.location.storage_folder(self.folder) / "meta.json").is_file():
+                with connect(self.location, self.folder) as client:
+                    meta = _metadata(client, name)
+                if meta:  # …but a copy emptied must not delete the points the original names
+                    _refuse_a_copy(self.location, meta, self.folder, owner)
+            return
+        dim = int(next(vectors.matrix(k) for k in KINDS if len(vectors.keys[k])).shape[1])
         with connect(self.location, self.folder, create=True) as client:
             meta = _metadata(client, name)
             if meta is None:
                 from qdrant_client import models
 
                 client.create_collection(name, vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT),
-                                         metadata={METADATA_KEY: {"embedding_model": model, "dim": dim, "owner": owner}})
+                                         metadata={METADATA_KEY: {"embedding_model": model, "dim": dim, "owner": owner,
+                                                                  "folder": here}})
             else:
                 _check(self.location, meta, model=model, dim=dim, owner=owner)
+                _refuse_a_copy(self.location, meta, self.folder, owner)
+                if meta.get("folder") != here:  # a new folder, or one moved: it saves here from now on
+                    client.update_collection(name, metadata={METADATA_KEY: {**meta, "folder": here}})
             ids, rows = self._points(vectors, entries)
             present = self._present(client, ids)
             missing = [i for i, point in enumerate(ids) if point not in present]
@@ -326,7 +371,10 @@ class QdrantStore:
                     out[kind][row] = np.asarray(point.vector, dtype=np.float32)
                     got += 1
         if got != len(ids):
-            raise VectorsVanished(f"{where}: {len(ids) - got} of the {len(ids)} vectors graph.json names are not in the collection")
+            last = meta.get("folder")
+            since = f" (it was saved from {last} since)" if isinstance(last, str) and last != str(self.folder.resolve()) else ""
+            raise VectorsVanished(f"{where}: {len(ids) - got} of the {len(ids)} vectors graph.json names are not in "
+                                  f"the collection{since}")
         for kind in KINDS:
             bad = [i for i, (a, b) in enumerate(zip(digests(out[kind]), section[kind]["digests"])) if a != b]
             if bad:
