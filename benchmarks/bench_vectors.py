@@ -123,7 +123,7 @@ def bench_store(name: str, location, folder: Path, matrix: np.ndarray, queries: 
     n, dim = matrix.shape
     store = open_store(location, folder)
     vectors = stored(matrix)
-    entries = store.describe(vectors, 1, None)
+    entries = store.describe(vectors, 1, None, "bench")
     write_s, _ = timed(lambda: store.write(vectors, entries))
     disk = disk_bytes(folder) / n  # one state's files (a save then removes the older ones)
     first = document(entries, vectors)
@@ -131,7 +131,7 @@ def bench_store(name: str, location, folder: Path, matrix: np.ndarray, queries: 
     changed = matrix.copy()
     changed[n // 2] = unit_rows(np.random.default_rng(1), 1, dim)[0]
     again = stored(changed)
-    entries2 = store.describe(again, 2, first)
+    entries2 = store.describe(again, 2, first, "bench")
 
     def resave():
         store.write(again, entries2)

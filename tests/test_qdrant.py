@@ -11,6 +11,8 @@ import hashlib
 import json
 import multiprocessing
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -28,7 +30,7 @@ qdrant_client = pytest.importorskip("qdrant_client")
 
 from loom_nb import HashingEmbedder, Loom, LoomError  # noqa: E402
 from loom_nb.core import graph as graph_module  # noqa: E402
-from loom_nb.core.errors import EmbeddingMismatchError, SessionFormatError  # noqa: E402
+from loom_nb.core.errors import EmbeddingMismatchError, SessionConflictError, SessionFormatError  # noqa: E402
 from loom_nb.core.qdrant_store import QdrantStore, _named_points, connect  # noqa: E402
 from loom_nb.core.store import GRAPH_FILE, load_graph  # noqa: E402
 from loom_nb.core.vector_store import parse_location  # noqa: E402
@@ -208,10 +210,10 @@ def test_another_embedder_is_refused_by_graph_json_and_by_the_collection(tmp_pat
 
 
 def test_a_collection_belongs_to_one_session(tmp_path):
+    b = Loom(tmp_path / "b", embedder=HashingEmbedder(), vectors=local(tmp_path))  # before a made the collection
     a = Loom(tmp_path / "a", embedder=HashingEmbedder(), vectors=local(tmp_path))
     a.add("tokens expire hourly")
     a.save()
-    b = Loom(tmp_path / "b", embedder=HashingEmbedder(), vectors=local(tmp_path))
     b.add("the cache is flushed nightly")
     with pytest.raises(LoomError, match="holds the vectors of another session"):
         b.save()
@@ -471,3 +473,101 @@ def test_a_reader_whose_points_were_just_collected_reads_the_new_state(tmp_path)
     loom.save()  # …a writer committed and deleted the points only the old state named…
     graph, doc = load_graph(folder, doc=stale)  # …so the read starts again on the new graph.json
     assert doc["generation"] == stale["generation"] + 1 and graph == loom.graph
+
+
+# -- moving back, another session's collection ---------------------------------------------------
+
+
+def test_a_session_moves_back_into_its_own_collection(tmp_path):
+    folder = tmp_path / "s"
+    loom = Loom(folder, embedder=HashingEmbedder())
+    loom.add("a note on token refresh")
+    loom.save()
+    Loom.open(folder, vectors=local(tmp_path)).save()
+    Loom.open(folder, vectors="numpy").save()  # the collection is left as it is
+    again = Loom.open(folder, vectors=local(tmp_path))
+    again.add("a note on clock skew")
+    again.save()
+    assert Loom.open(folder).graph == again.graph
+    assert points_in(local(tmp_path), folder) == set(_named_points(doc_of(folder)))  # the first stay's leftovers are gone
+
+
+def test_another_sessions_collection_is_refused_at_open_not_at_save(tmp_path):
+    a = Loom(tmp_path / "a", embedder=HashingEmbedder(), vectors=local(tmp_path))
+    a.add("tokens expire hourly")
+    a.save()
+    other = Loom(tmp_path / "b", embedder=HashingEmbedder())
+    other.add("the cache is flushed nightly")
+    other.save()
+    with pytest.raises(LoomError, match="holds the vectors of another session"):
+        Loom.open(tmp_path / "b", vectors=local(tmp_path))
+    with pytest.raises(LoomError, match="holds the vectors of another session"):
+        Loom.open(tmp_path / "new", embedder=HashingEmbedder(), vectors=local(tmp_path))
+    assert Loom.open(tmp_path / "a").graph == a.graph
+
+
+# -- copies of a session --------------------------------------------------------------------------
+
+
+def test_a_copy_of_the_session_cannot_delete_the_vectors_the_original_names(tmp_path):
+    a = Loom(tmp_path / "a", embedder=HashingEmbedder(), vectors=local(tmp_path))
+    a.add("first note about token refresh")
+    a.add("second note about clock skew")
+    a.save()
+    shutil.copytree(tmp_path / "a", tmp_path / "b")  # cp -r: the same owner, the same collection
+    b = Loom.open(tmp_path / "b", vectors=local(tmp_path))
+    b.graph.remove_many(["n1"])  # a change that drops a row (a refresh does)
+    b.add("third note in the copy")
+    held = points_in(local(tmp_path), tmp_path / "a")
+    with pytest.raises(SessionConflictError, match=f"a copy of {re.escape(str(tmp_path / 'a'))}"):
+        b.save()
+    b.graph.remove_many(list(b.graph.content_vectors.ids))
+    with pytest.raises(SessionConflictError):  # emptied, it sends nothing, but would delete every point
+        b.save()
+    assert points_in(local(tmp_path), tmp_path / "a") == held  # nothing sent, nothing deleted
+    assert Loom.open(tmp_path / "a").graph == a.graph
+    assert Loom.open(tmp_path / "a", vectors="numpy").graph == a.graph
+    Loom.open(tmp_path / "b", vectors="numpy").save()  # what the refusal says: the copy keeps its vectors in its folder
+    assert points_in(local(tmp_path), tmp_path / "a") == held and Loom.open(tmp_path / "a").graph == a.graph
+
+    shutil.copytree(tmp_path / "a", tmp_path / "c")
+    shutil.rmtree(tmp_path / "a")  # the original is gone: the folder was moved, not copied, and takes the collection over
+    c = Loom.open(tmp_path / "c", vectors=local(tmp_path))
+    c.graph.remove_many(["n1"])
+    c.save()
+    assert Loom.open(tmp_path / "c").graph == c.graph
+    assert points_in(local(tmp_path), tmp_path / "c") == set(_named_points(doc_of(tmp_path / "c")))
+
+
+def test_vectors_gone_from_the_collection_say_what_to_do(tmp_path):
+    loom = Loom(tmp_path / "s", embedder=HashingEmbedder(), vectors=local(tmp_path))
+    loom.add("tokens expire hourly")
+    loom.save()
+    with connect(parse_location(local(tmp_path)), tmp_path) as client:  # as a copy's save did before it was refused
+        client.delete("loom", points_selector=qdrant_client.models.PointIdsList(points=_named_points(doc_of(tmp_path / "s"))[:1]))
+    for vectors in (None, "numpy"):
+        with pytest.raises(SessionFormatError, match=r"1 of the 2 vectors .* not in the collection.*index .* again into a new"):
+            Loom.open(tmp_path / "s", vectors=vectors)
+
+
+# -- damaged local storage ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("damage, named", [
+    (lambda storage: (storage / "meta.json").write_text("{garbage"), "meta.json"),
+    (lambda storage: next(storage.rglob("storage.sqlite")).write_bytes(b"not a database" * 100), "storage.sqlite"),
+])
+def test_damaged_local_storage_is_a_format_error_naming_the_file(tmp_path, damage, named):
+    folder = tmp_path / "s"
+    loom = Loom(folder, embedder=HashingEmbedder(), vectors="qdrant+local:vectors/loom")
+    loom.add("tokens expire hourly")
+    loom.save()
+    damage(folder / "vectors")
+    committed = (folder / GRAPH_FILE).read_bytes()
+    for vectors in (None, "numpy"):
+        with pytest.raises(SessionFormatError, match="Qdrant local storage is damaged") as raised:
+            Loom.open(folder, vectors=vectors)
+        assert raised.value.path.endswith(named)
+    with pytest.raises(SessionFormatError, match="Qdrant local storage is damaged"):
+        loom.save()  # a save into it is refused the same way
+    assert (folder / GRAPH_FILE).read_bytes() == committed

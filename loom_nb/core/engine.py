@@ -427,7 +427,7 @@ class Loom(Displayable):
             warm_up(inner)
         stored, wanted = _vector_locations(folder, doc, vectors)
         graph, doc = load_graph(folder, expect_model=inner.model_id, doc=doc)
-        _settle_vectors(folder, stored, wanted, inner.model_id)
+        _settle_vectors(folder, stored, wanted, inner.model_id, doc.get("session"))
         cached = inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner)
         saved = load_cache(folder, doc)
         if saved is not None:
@@ -951,13 +951,14 @@ def _vector_locations(folder: Path, doc: dict[str, Any], vectors) -> tuple[Vecto
     return stored, wanted
 
 
-def _settle_vectors(folder: Path, stored: VectorLocation, wanted: VectorLocation, model: str) -> None:
+def _settle_vectors(folder: Path, stored: VectorLocation, wanted: VectorLocation, model: str, session: str | None) -> None:
     """After a load: remember the Qdrant location it read, and check the one the session
-    moves to at its next save (it must answer and hold no other embedder's vectors)."""
+    moves to at its next save (it must answer, and hold no other embedder's or session's
+    vectors: refused now, not at the save after the work)."""
     if stored.is_qdrant and not vectors_confirmed(folder, stored.key(folder)):
         confirm_vectors(folder, stored.key(folder))
     if wanted.is_qdrant and wanted.key(folder) != stored.key(folder):
         from .qdrant_store import check_collection
 
-        check_collection(wanted, folder, model)
+        check_collection(wanted, folder, model, session if isinstance(session, str) else None)
 

@@ -18,26 +18,30 @@ the points it sent are orphans that the next save either reuses (same ids) or de
 The collection carries the embedding model, the dimension and the session that owns it in
 its metadata (Qdrant 1.16 or newer): another embedder raises
 :class:`~loom_nb.core.errors.EmbeddingMismatchError`, another session's collection is
-refused, never mixed. The distance is the dot product: loom-nb's vectors are unit length,
-and a cosine collection would re-normalise them and change their last bits.
+refused, never mixed. It records too the folder that saved into it last: a copy of that
+folder (``cp -r``), same owner and all, is refused at save, since its save would delete
+points the original still names. The distance is the dot product: loom-nb's vectors are
+unit length, and a cosine collection would re-normalise them and change their last bits.
 
 qdrant-client is imported on first use, so ``import loom_nb`` works without it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import pickle
+import sqlite3
 import threading
 import time
-import uuid
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
 
-from .errors import EmbeddingMismatchError, LoomError, SessionFormatError, SessionLockedError
+from .errors import EmbeddingMismatchError, LoomError, SessionConflictError, SessionFormatError, SessionLockedError
 from .vector_store import KINDS, StoredVectors, VectorLocation, VectorsVanished, digests, point_id
 
 log = logging.getLogger(__name__)
@@ -77,7 +81,8 @@ def _thread_lock(path: Path) -> threading.Lock:
 
 
 def _open_local(qdrant_client, path: Path, wait: float):
-    """A local-mode client on ``path``, waiting while another process holds it."""
+    """A local-mode client on ``path``, waiting while another process holds it. Damaged
+    storage raises :class:`SessionFormatError` naming the file, as a damaged ``.npy`` does."""
     deadline, pause = time.monotonic() + wait, 0.01
     while True:
         try:
@@ -90,6 +95,25 @@ def _open_local(qdrant_client, path: Path, wait: float):
                                          "(local mode admits one process at a time; use a Qdrant server to share it)") from None
             time.sleep(pause)
             pause = min(pause * 2, 0.2)
+        except (ValueError, TypeError, KeyError, AttributeError, EOFError, pickle.UnpicklingError, sqlite3.DatabaseError) as exc:
+            # qdrant-client reads meta.json and every collection's storage.sqlite (pickled
+            # points) when it opens; what it raises on a damaged one names neither
+            raise SessionFormatError(_damaged_file(path, exc), f"Qdrant local storage is damaged ({type(exc).__name__}: {exc}); "
+                                     "graph.json is untouched: restore the storage folder from a backup, or index the "
+                                     "workspace again into a new session folder") from None
+
+
+def _damaged_file(path: Path, exc: Exception) -> Path:
+    """The file of local storage ``path`` that ``exc`` was most likely raised on."""
+    if isinstance(exc, sqlite3.DatabaseError):
+        for db in sorted(path.glob("collection/*/storage.sqlite")):
+            try:
+                with closing(sqlite3.connect(db)) as conn:  # reads only
+                    conn.execute("PRAGMA schema_version").fetchone()
+            except sqlite3.DatabaseError:
+                return db
+        return path
+    return path / "meta.json" if isinstance(exc, ValueError) else path
 
 
 @contextmanager
@@ -132,15 +156,56 @@ def _metadata(client, name: str) -> dict[str, Any] | None:
     return meta.get(METADATA_KEY) if isinstance(meta.get(METADATA_KEY), dict) else {}
 
 
-def check_collection(location: VectorLocation, folder: Path | None, model: str | None) -> None:
+def check_collection(location: VectorLocation, folder: Path | None, model: str | None, session: str | None = None) -> None:
     """Fail early, before a session is used: the location must answer, and a collection
-    already there must hold vectors of ``model``. Creates nothing."""
+    already there must hold vectors of ``model`` and belong to ``session`` (the id in
+    graph.json; None for a session never saved, which owns no collection). Creates nothing."""
     if location.kind == "local" and not (location.storage_folder(folder) / "meta.json").is_file():
         return  # a new storage folder: made at the first save
     with connect(location, folder) as client:
         meta = _metadata(client, location.collection)
     if meta is not None:
         _check(location, meta, model=model, dim=None, owner=None)
+        if meta.get("owner") != session:
+            raise LoomError(_another_session(location, meta, session))
+        if folder is not None:
+            _refuse_a_copy(location, meta, Path(folder), session)
+
+
+def _refuse_a_copy(location: VectorLocation, meta: dict[str, Any], folder: Path, owner: str | None) -> None:
+    """Refuse a save from ``folder`` into a collection that another folder saved into last
+    and still names as the same owner: a copy of this session (``cp -r``), whose vectors
+    the save would delete (it deletes the points its own graph.json dropped, which the
+    other one still names). A folder that is gone, or names other vectors now, was moved:
+    ``folder`` takes its place.
+
+    A copy on another machine (a server collection) is not found: its recorded folder is
+    not on this one. Keeping every point instead would never lose one, but a collection
+    that a session re-indexes daily would then grow without end."""
+    other = meta.get("folder")
+    if not isinstance(other, str) or not other:
+        return  # made by an older loom-nb: the first save records its folder
+    other = Path(other)
+    try:
+        if other.resolve() == folder.resolve() or (other.is_dir() and os.path.samefile(other, folder)):
+            return
+        doc = json.loads((other / "graph.json").read_bytes())
+    except (OSError, ValueError):
+        return  # gone, or not a session any more
+    vec = doc.get("vectors") if isinstance(doc, dict) else None
+    if not (isinstance(vec, dict) and vec.get("owner") == owner and _named_here(doc, location, other)):
+        return
+    raise SessionConflictError(
+        f"{folder}: a copy of {other}, which keeps its vectors in the same collection ({location.describe()}); "
+        f"saving here would delete vectors {other} still names, so nothing was written. Give this copy its own "
+        f"vectors: Loom.open({str(folder)!r}, vectors='numpy') (or another collection), or delete {other} if this "
+        "folder replaces it")
+
+
+def _another_session(location: VectorLocation, meta: dict[str, Any], owner: str | None) -> str:
+    this = f", this one {owner}" if owner else ", this one none yet"
+    return (f"{location.describe()} holds the vectors of another session (owner {meta.get('owner')}{this}): give each "
+            "session its own collection (another name in vectors=), or delete that collection first")
 
 
 def _check(location: VectorLocation, meta: dict[str, Any], *, model: str | None, dim: int | None, owner: str | None) -> None:
@@ -155,8 +220,7 @@ def _check(location: VectorLocation, meta: dict[str, Any], *, model: str | None,
     if dim is not None and meta.get("dim") != dim:
         raise EmbeddingMismatchError(f"{where} holds vectors of dimension {meta.get('dim')}, this session's are {dim}")
     if owner is not None and meta.get("owner") != owner:
-        raise LoomError(f"{where} holds the vectors of another session (owner {meta.get('owner')}, this one "
-                        f"{owner}): give each session its own collection, or delete that collection first")
+        raise LoomError(_another_session(location, meta, owner))
 
 
 class QdrantStore:
@@ -172,31 +236,44 @@ class QdrantStore:
         """The generation being saved (set by :meth:`describe`), kept in each new point's payload."""
 
     # -- save -----------------------------------------------------------------------------
-    def describe(self, vectors: StoredVectors, generation: int, previous: dict[str, Any] | None) -> dict[str, Any]:
+    def describe(self, vectors: StoredVectors, generation: int, previous: dict[str, Any] | None, session: str) -> dict[str, Any]:
+        # the owner is the session's id, so that a session moved back to numpy files can move
+        # into its collection again; one a collection already has (an older loom-nb drew a
+        # random id) is kept
         owner = None
         before = (previous or {}).get("vectors") if isinstance((previous or {}).get("vectors"), dict) else {}
         if before.get("store") == "qdrant" and _same(before.get("location"), self.location, self.folder):
             owner = before.get("owner")
         self.generation = generation
-        entries = {"store": "qdrant", "location": self.location.spelling, "owner": owner or uuid.uuid4().hex}
+        entries = {"store": "qdrant", "location": self.location.spelling, "owner": owner or session}
         for kind in KINDS:
             entries[kind] = {"rows": len(vectors.keys[kind]), "digests": digests(vectors.matrix(kind))}
         return entries
 
     def write(self, vectors: StoredVectors, entries: dict[str, Any]) -> None:
-        if vectors.rows == 0:
-            return  # nothing to keep: no collection is made for an empty session
-        dim = int(next(vectors.matrix(k) for k in KINDS if len(vectors.keys[k])).shape[1])
         name, owner, model = self.location.collection, entries["owner"], vectors.model
+        here = str(self.folder.resolve())
+        if vectors.rows == 0:  # nothing to keep: no collection is made for an empty session…
+            if self.location.kind != "local" or (self.location.storage_folder(self.folder) / "meta.json").is_file():
+                with connect(self.location, self.folder) as client:
+                    meta = _metadata(client, name)
+                if meta:  # …but a copy emptied must not delete the points the original names
+                    _refuse_a_copy(self.location, meta, self.folder, owner)
+            return
+        dim = int(next(vectors.matrix(k) for k in KINDS if len(vectors.keys[k])).shape[1])
         with connect(self.location, self.folder, create=True) as client:
             meta = _metadata(client, name)
             if meta is None:
                 from qdrant_client import models
 
                 client.create_collection(name, vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT),
-                                         metadata={METADATA_KEY: {"embedding_model": model, "dim": dim, "owner": owner}})
+                                         metadata={METADATA_KEY: {"embedding_model": model, "dim": dim, "owner": owner,
+                                                                  "folder": here}})
             else:
                 _check(self.location, meta, model=model, dim=dim, owner=owner)
+                _refuse_a_copy(self.location, meta, self.folder, owner)
+                if meta.get("folder") != here:  # a new folder, or one moved: it saves here from now on
+                    client.update_collection(name, metadata={METADATA_KEY: {**meta, "folder": here}})
             ids, rows = self._points(vectors, entries)
             present = self._present(client, ids)
             missing = [i for i, point in enumerate(ids) if point not in present]
@@ -294,7 +371,10 @@ class QdrantStore:
                     out[kind][row] = np.asarray(point.vector, dtype=np.float32)
                     got += 1
         if got != len(ids):
-            raise VectorsVanished(f"{where}: {len(ids) - got} of the {len(ids)} vectors graph.json names are not in the collection")
+            last = meta.get("folder")
+            since = f" (it was saved from {last} since)" if isinstance(last, str) and last != str(self.folder.resolve()) else ""
+            raise VectorsVanished(f"{where}: {len(ids) - got} of the {len(ids)} vectors graph.json names are not in "
+                                  f"the collection{since}")
         for kind in KINDS:
             bad = [i for i, (a, b) in enumerate(zip(digests(out[kind]), section[kind]["digests"])) if a != b]
             if bad:

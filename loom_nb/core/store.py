@@ -387,7 +387,7 @@ def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previ
         "next_ids": graph.next_ids,
         "metadata": graph.metadata,
         "vectors": {
-            **store.describe(vectors, generation, previous),
+            **store.describe(vectors, generation, previous, identity),
             "chunk_rows": chunk_rows,
             "cache": cache_file,
             "lexical": lexical_file,
@@ -707,8 +707,11 @@ def load_graph(folder: str | Path, *, expect_model: str | None = None, doc: dict
                     log.warning("lexical index %s is missing; lexical signals are off until re-indexing", gone.where)
                     with gc_paused():
                         return _load_graph(folder, expect_model, newer, lexical=False)
-                if stored_location(newer).is_qdrant:
-                    raise SessionFormatError(gone.where, "vectors named by graph.json are missing") from None
+                if stored_location(newer).is_qdrant:  # vectors="numpy" reads them from the collection too
+                    raise SessionFormatError(gone.where, "vectors named by graph.json are missing, and only the collection "
+                                             "held them: open the copy of this session that saved there since, or index "
+                                             "the workspace again into a new session folder (loom-nb index NEW_FOLDER "
+                                             "WORKSPACE)") from None
                 raise SessionFormatError(gone.where, "vector file named by graph.json is missing") from None
             doc = newer
     raise AssertionError("unreachable")  # pragma: no cover

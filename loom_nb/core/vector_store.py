@@ -14,9 +14,10 @@ query multiplies are bit for bit the ones that were saved.
 The store is what that table is loaded from and saved to, in four steps a save and a load
 take in this order:
 
-``describe(vectors, generation, previous)``
-    What graph.json will record of these vectors (file names, or per-row digests); no I/O,
-    so a session that cannot be encoded fails before anything is written.
+``describe(vectors, generation, previous, session)``
+    What graph.json will record of these vectors (file names, or per-row digests and the
+    owner, ``session``'s id); no I/O, so a session that cannot be encoded fails before
+    anything is written.
 ``write(vectors, entries)``
     Put the vectors where those entries say, before graph.json commits. A Qdrant store sends
     only the points the collection does not hold yet: the rows added since the last save.
@@ -269,7 +270,8 @@ class VectorStore(Protocol):
     schema_version: int
     """The graph.json schema version a save with this store writes."""
 
-    def describe(self, vectors: StoredVectors, generation: int, previous: dict[str, Any] | None) -> dict[str, Any]: ...
+    def describe(self, vectors: StoredVectors, generation: int, previous: dict[str, Any] | None,
+                 session: str) -> dict[str, Any]: ...
 
     def write(self, vectors: StoredVectors, entries: dict[str, Any]) -> None: ...
 
@@ -290,7 +292,7 @@ class NumpyFiles:
     def __init__(self, folder: Path):
         self.folder = Path(folder)
 
-    def describe(self, vectors: StoredVectors, generation: int, previous: dict[str, Any] | None) -> dict[str, Any]:
+    def describe(self, vectors: StoredVectors, generation: int, previous: dict[str, Any] | None, session: str) -> dict[str, Any]:
         return {kind: {"file": f"embeddings/{kind}.g{generation}.npy", "rows": int(vectors.matrix(kind).shape[0])}
                 for kind in KINDS}
 
