@@ -574,7 +574,7 @@ class Loom(Displayable):
         unread, as indexing reads it by name only.
         """
         from ..index.documents import DOCUMENT_SUFFIXES, document_sections
-        from .files import is_binary, read_text
+        from .files import decode_bytes, is_binary, normalise_newlines, open_regular
         from .secrets import is_secret_file
 
         path = Path(path)
@@ -584,17 +584,24 @@ class Loom(Displayable):
         if path.suffix.lower() in DOCUMENT_SUFFIXES:
             sections = document_sections(path)
         else:
+            limit = 4 * MAX_ADD_CHARS
             try:
-                if path.stat().st_size > 4 * MAX_ADD_CHARS:  # refused before it is read into memory
+                if path.stat().st_size > limit:  # refused before it is read into memory
                     raise LoomError(f"{path.name} is {path.stat().st_size:,} bytes, more than one add takes: "
                                     "index() its folder instead, which cuts it into units")
-                with open(path, "rb") as fh:
-                    head = fh.read(8192)
+                # open_regular, as the walk and the document branch read: plain open() of a
+                # FIFO named notes.txt blocked until someone wrote to it; a device never ends
+                with open_regular(path) as fh:
+                    data = fh.read(limit + 1)  # the file may have grown since its stat
             except OSError as exc:
                 raise LoomError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-            if is_binary(head):
+            if is_binary(data[:8192]):
                 raise LoomError(f"{path.name} is binary: add_file reads PDF, HTML, notebooks and text files")
-            return self.add(read_text(path), type=type, source=source, title=path.name, meta={"path": path.name})
+            if len(data) > limit:
+                raise LoomError(f"{path.name} is over {limit:,} bytes, more than one add takes: "
+                                "index() its folder instead, which cuts it into units")
+            text = normalise_newlines(decode_bytes(data, truncated=False))
+            return self.add(text, type=type, source=source, title=path.name, meta={"path": path.name})
         nodes, links = [], []
         for section in sections:
             added = self.add(section.text, type=type, source=source, reason=section.title, title=section.title,
