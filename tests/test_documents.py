@@ -191,3 +191,51 @@ def test_a_huge_text_file_is_refused_before_it_is_read(tmp_path, monkeypatch):
     with pytest.raises(LoomError, match="more than one add takes"):
         loom.add_file(path)
     assert loom.graph.counts()["content"] == 0
+
+
+@pytest.mark.parametrize("body, joiner", [
+    ("word " * 3000, " "),  # no line or sentence ends: cut between words
+    (" ".join(f"Sentence {k} says something." for k in range(600)), " "),
+    ("\n".join(f"line {k} of a listing" for k in range(800)), "\n"),
+    ("x" * 30_000, ""),  # one word longer than a part: cut between characters
+])
+def test_a_paragraph_too_long_for_one_section_is_cut_into_parts_that_fit(tmp_path, body, joiner):
+    """_cut split only at blank lines: one 1.3M-character paragraph stayed one section, which
+    add() then refused. Each part now fits, and together they hold the paragraph's text."""
+    from loom_nb.core.tokens import count_tokens
+    from loom_nb.index.documents import SECTION_TOKENS
+
+    path = tmp_path / "long.html"
+    path.write_text(f"<html><body><h1>Long</h1><pre>{body}</pre></body></html>", encoding="utf-8")
+    sections = document_sections(path)
+    assert len(sections) > 1 and all(count_tokens(s.text) <= SECTION_TOKENS for s in sections)
+    assert sections[0].title == f"long.html § Long (part 1 of {len(sections)})"
+    joined = joiner.join(s.text for s in sections)
+    assert (joined.split() == body.split()) if joiner else joined == body
+
+
+def test_add_file_adds_all_sections_or_none(tmp_path, monkeypatch):
+    """A section that could not be added left the ones before it in the graph, and a retry
+    added them again. Every section is checked and embedded before any is added."""
+    path = tmp_path / "guide.html"
+    path.write_text("<h1>Small</h1><p>small section</p><h1>Big</h1><p>" + "word " * 260_000 + "</p>", encoding="utf-8")
+    loom = Loom(embedder=HashingEmbedder())
+    added = loom.add_file(path)  # the big paragraph is cut into parts, each one add takes
+    assert added.nodes[0].title == "guide.html § Small" and added.nodes[1].title.startswith("guide.html § Big (part 1 of ")
+    assert sum(loom.graph.text(n.id).count("word") for n in added.nodes) == 260_000
+
+    second = tmp_path / "notes.html"
+    second.write_text("<h1>One</h1><p>first section</p><h1>Two</h1><p>second section</p>", encoding="utf-8")
+    before = loom.graph.counts()["content"]
+    embed = loom.embedder.embed
+
+    def failing(texts):
+        if any("second section" in t for t in texts):
+            raise RuntimeError("embedder went away")
+        return embed(texts)
+
+    monkeypatch.setattr(loom.embedder, "embed", failing)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="went away"):
+            loom.add_file(second)
+        assert loom.graph.counts()["content"] == before

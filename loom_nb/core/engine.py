@@ -219,6 +219,25 @@ MAX_TOKENS_ARGUMENT = 10_000_000
 """The largest budget or window :meth:`Loom.query` takes: well past any model's window."""
 
 
+def _checked(text: str) -> str:
+    """``text`` cleaned, if one add takes it: a string, not blank, at most :data:`MAX_ADD_CHARS`."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, got {text.__class__.__name__}")
+    if not text.strip():
+        raise LoomError("cannot add empty text")
+    if len(text) > MAX_ADD_CHARS:
+        raise LoomError(
+            f"text of {len(text):,} characters is over the {MAX_ADD_CHARS:,} one add takes (about 250k tokens, more "
+            "than any model's window): save it as a file and index() its folder, which splits it into units"
+        )
+    return clean_text(text)
+
+
+def _direction(type: str) -> str:  # noqa: A002 - the node type, as add() names it
+    """Whether a node of this type came into the conversation or out of the model."""
+    return "output" if type in ("output", "analysis") else "input"
+
+
 _WARMING: list[threading.Thread] = []
 WARM_UP_QUERY = "Warm up: what does the first query need?"
 
@@ -527,16 +546,7 @@ class Loom(Displayable):
         A question followed by a pasted log becomes two content nodes (seed 000 §7.2);
         inputs under ``config.split_threshold_tokens`` are never split.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, got {text.__class__.__name__}")
-        if not text.strip():
-            raise LoomError("cannot add empty text")
-        if len(text) > MAX_ADD_CHARS:
-            raise LoomError(
-                f"text of {len(text):,} characters is over the {MAX_ADD_CHARS:,} one add takes (about 250k tokens, more "
-                "than any model's window): save it as a file and index() its folder, which splits it into units"
-            )
-        text = clean_text(text)
+        text = _checked(text)
         classification = classify(text, self.graph.config)
         pieces = [text]
         kinds = [classification.kind]
@@ -545,7 +555,7 @@ class Loom(Displayable):
             if len(segments) > 1:
                 pieces = [s.text for s in segments]
                 kinds = [s.kind for s in segments]
-        direction = "output" if type in ("output", "analysis") else "input"
+        direction = _direction(type)
         nodes, links = [], []
         for i, (piece, kind) in enumerate(zip(pieces, kinds)):
             why = reason or ("" if len(pieces) == 1 else f"{kind} part {i + 1} of {len(pieces)} split from one input")
@@ -602,17 +612,32 @@ class Loom(Displayable):
                                 "index() its folder instead, which cuts it into units")
             text = normalise_newlines(decode_bytes(data, truncated=False))
             return self.add(text, type=type, source=source, title=path.name, meta={"path": path.name})
+        # all or nothing: every section is checked and embedded before any is added (a section
+        # add() refused, or an embedder gone half-way, left the first ones in, and a retry added
+        # them twice), and what was added is removed again if adding a later one fails
+        texts = [_checked(section.text) for section in sections]
+        embedded = [self._embedded(text) for text in texts]
         nodes, links = [], []
-        for section in sections:
-            added = self.add(section.text, type=type, source=source, reason=section.title, title=section.title,
-                             split=False, meta={"path": path.name, **section.where})
-            nodes += added.nodes
-            links += added.links
-        return AddResult(classify(sections[0].text, self.graph.config), nodes, links)
+        try:
+            for section, text, vectors in zip(sections, texts, embedded):
+                node, link = self.graph.add_content(
+                    text, **vectors, type=type, provenance=Provenance(source=source, reason=section.title, direction=_direction(type)),
+                    title=section.title, meta={"path": path.name, **section.where})
+                nodes.append(node)
+                links.append(link)
+        except BaseException:
+            self.graph.remove_many([node.id for node in nodes])
+            raise
+        return AddResult(classify(texts[0], self.graph.config), nodes, links)
 
     def _add_one(self, text: str, **kwargs) -> tuple[ContentNode, LinkReport]:
-        """Embed and add one piece. The embedder reads it masked (an Ollama embedder is a
-        model too, and a server); ``add_content`` gets it as given, to count what it masks."""
+        """Embed and add one piece (:meth:`_embedded`)."""
+        return self.graph.add_content(text, **self._embedded(text), **kwargs)
+
+    def _embedded(self, text: str) -> dict[str, Any]:
+        """What ``add_content`` takes besides the text: its vector, tokens and chunks. The
+        embedder reads it masked (an Ollama embedder is a model too, and a server);
+        ``add_content`` gets it as given, to count what it masks."""
         from .secrets import mask_secrets
         from .tokens import count_tokens
 
@@ -626,7 +651,7 @@ class Loom(Displayable):
             vector = chunk_mean(chunk_vecs)
         else:
             vector = self.embedder.embed([masked])[0]
-        return self.graph.add_content(text, vector, tokens=tokens, chunks=spans, chunk_vectors=chunk_vecs, **kwargs)
+        return {"vector": vector, "tokens": tokens, "chunks": spans, "chunk_vectors": chunk_vecs}
 
     def index(self, root: str | Path, **options) -> "IndexReport":
         """Index (or refresh) a workspace folder into reference nodes; see :func:`loom_nb.index.index_workspace`.

@@ -28,7 +28,8 @@ MAX_DOCUMENT_BYTES = 50_000_000
 """Larger documents are refused: a 50 MB PDF is hundreds of pages of scans or images."""
 MAX_PDF_PAGES = 2000
 SECTION_TOKENS = 1200
-"""A section longer than this is cut at paragraph breaks, so no one node swallows a budget."""
+"""A section longer than this is cut at paragraph breaks (a paragraph longer than this at its
+lines, sentences or words), so no one node swallows a budget."""
 DOCUMENT_SUFFIXES = {".pdf": "pdf", ".html": "html", ".htm": "html", ".ipynb": "notebook"}
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _BLOCKS = frozenset("""address article aside blockquote body caption dd details div dl dt fieldset figcaption figure
@@ -237,18 +238,84 @@ def _tidy(text: str) -> str:
 
 
 def _cut(section: Section) -> list[Section]:
-    """A section over :data:`SECTION_TOKENS` in parts at paragraph breaks, each titled
-    ``(part k of n)``."""
+    """A section over :data:`SECTION_TOKENS` in parts at paragraph breaks (:func:`_pack`), each
+    titled ``(part k of n)``."""
     if count_tokens(section.text) <= SECTION_TOKENS:
         return [section]
-    parts, current = [], []
-    for paragraph in section.text.split("\n\n"):
-        if current and count_tokens("\n\n".join([*current, paragraph])) > SECTION_TOKENS:
-            parts.append("\n\n".join(current))
-            current = []
-        current.append(paragraph)
-    if current:
-        parts.append("\n\n".join(current))
+    parts = [text for text, _ in _pack(section.text.split("\n\n"))]
     if len(parts) == 1:
         return [section]
     return [Section(f"{section.title} (part {k + 1} of {len(parts)})", text, section.where) for k, text in enumerate(parts)]
+
+
+def _pack(paragraphs: list[str]) -> list[tuple[str, list[int]]]:
+    """Paragraphs packed in order into parts of about :data:`SECTION_TOKENS` tokens at most,
+    joined by blank lines, each with the positions of the paragraphs it holds. A paragraph too
+    long for one part is cut first (:func:`_fit`), its pieces each a part of their own, so that
+    no section is one that :meth:`~loom_nb.core.engine.Loom.add` refuses (a 1.3M-character
+    paragraph used to stay whole)."""
+    parts: list[tuple[str, list[int]]] = []
+    current: list[str] = []
+    held: list[int] = []
+    size = 0
+    for k, paragraph in enumerate(paragraphs):
+        pieces = _fit(paragraph)
+        for piece, n in pieces:
+            # two pieces of one paragraph never share a part: a blank line would come between them
+            if current and (size + n > SECTION_TOKENS or len(pieces) > 1):
+                parts.append(("\n\n".join(current), held))
+                current, held, size = [], [], 0
+            current.append(piece)
+            held.append(k)
+            size += n + 1  # the blank line after it
+    if current:
+        parts.append(("\n\n".join(current), held))
+    return parts
+
+
+_BOUNDARIES = (re.compile(r"(?<=\n)"), re.compile(r"(?<=[.!?])(?=\s)"), re.compile(r"(?<=\S)(?=\s)"))
+"""Where :func:`_fit` cuts a paragraph, by preference: after a line, after a sentence, between words."""
+
+
+def _fit(text: str, level: int = 0) -> list[tuple[str, int]]:
+    """``text`` and its tokens, whole if it is at most :data:`SECTION_TOKENS` tokens, else in
+    consecutive pieces that are: cut at line ends, else at sentence ends, else between words
+    (:data:`_BOUNDARIES`), and a word longer than that between characters. Pieces are stripped:
+    nothing but the whitespace where they were cut is lost.
+
+    The pieces are gathered by characters, at this text's own characters per token (a tenth
+    under), and only a piece still over is cut again: counting the tokens of each of 260,000
+    words one by one took 15 s."""
+    tokens = count_tokens(text)
+    if tokens <= SECTION_TOKENS:
+        return [(text, tokens)] if text else []
+    if level == len(_BOUNDARIES):
+        return [(piece, count_tokens(piece)) for piece in _characters(text)]
+    units = [unit for unit in _BOUNDARIES[level].split(text) if unit]
+    if len(units) == 1:
+        return _fit(text, level + 1)
+    budget = int(0.9 * SECTION_TOKENS * len(text) / tokens)  # under len(text): two pieces at least
+    pieces: list[str] = []
+    current: list[str] = []
+    size = 0
+    for unit in units:
+        if current and size + len(unit) > budget:
+            pieces.append("".join(current))
+            current, size = [], 0
+        current.append(unit)
+        size += len(unit)
+    pieces.append("".join(current))
+    return [fitted for piece in pieces for fitted in _fit(piece.strip(), level)]
+
+
+def _characters(text: str) -> list[str]:
+    """``text`` in consecutive pieces of at most :data:`SECTION_TOKENS` tokens, cut between
+    characters (a "word" with no space in it longer than a section: a base64 blob, a hash list)."""
+    pieces, start = [], 0
+    while start < len(text):
+        end = min(len(text), start + 4 * SECTION_TOKENS)  # about 4 characters a token
+        while (n := count_tokens(text[start:end])) > SECTION_TOKENS:  # shrink in proportion until it fits
+            end = start + max(1, (end - start) * SECTION_TOKENS // n)
+        pieces.append(text[start:end])
+        start = end
+    return pieces
