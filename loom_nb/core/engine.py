@@ -737,7 +737,7 @@ class Loom(Displayable):
         indexing makes units: from the file masked whole (a credentials file: its name only),
         and masked again, as node text is."""
         from ..index import outline, read_text, resolve_inside, skeleton
-        from .files import detect_language
+        from .files import detect_language, indexed_size_limit
         from .secrets import is_secret_file, mask_secrets, secret_file_notice
 
         if self.graph.workspace is None:
@@ -745,7 +745,14 @@ class Loom(Displayable):
         full = resolve_inside(self.graph.workspace, path)
         if is_secret_file(str(path)):  # never read, as the indexer never reads it
             return secret_file_notice(str(path))
-        text = read_text(full)
+        limit = indexed_size_limit(str(path), self.graph.metadata.get("workspace"))
+        try:
+            size = full.stat().st_size
+            if size > limit:  # as the walk would skip it: a file grown to 300 MB is not read whole and masked
+                raise LoomError(f"{path} is {size:,} bytes, over the {limit:,} indexing reads: it has no skeleton")
+            text = read_text(full, max_bytes=limit + 1)  # it may have grown since the stat
+        except OSError as exc:
+            raise LoomError(f"{path}: cannot be read ({exc.strerror or exc})") from None
         if str(path).lower().endswith(".ipynb"):  # cell by cell, as it is indexed, not its JSON (cells are read masked)
             from .notebooks import notebook_cells
 

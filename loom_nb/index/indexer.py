@@ -265,6 +265,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     state = state or {"root": str(root), "commit": None, "files": {}, "units_version": UNITS_VERSION}
     recut = state.get("units_version", 1) != UNITS_VERSION
     graph.workspace = root
+    limits = limits or WalkLimits()
     walk = walk_workspace(root, limits, extra_ignores=extra_ignores)
     report = IndexReport(root=root, files_seen=len(walk.files), files_skipped=walk.skipped_count, skipped_reasons=dict(walk.reason_counts))
 
@@ -417,6 +418,8 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
 
     state["commit"] = head
     state["units_version"] = UNITS_VERSION
+    # a query reads no file over these (indexed_size_limit): a refresh would skip it
+    state["max_file_bytes"], state["max_notebook_bytes"] = limits.max_file_bytes, limits.max_notebook_bytes
     state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh
     graph.metadata["workspace"] = state
     # the edges are worked out without the lock and swapped in under it: a query on another

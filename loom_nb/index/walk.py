@@ -46,6 +46,8 @@ from loom_nb.core.files import (  # noqa: F401 - the walk's public names, read w
     BINARY_CONTROL_RATIO,
     FILENAME_LANGUAGES,
     LANGUAGES,
+    MAX_FILE_BYTES,
+    MAX_NOTEBOOK_BYTES,
     SNIFF_BYTES,
     NotRegularFileError,
     _inside,
@@ -94,13 +96,13 @@ workspace of a million files does not produce a million records."""
 class WalkLimits:
     """How much of a workspace a walk may take; defaults keep a big monorepo tractable."""
 
-    max_file_bytes: int = 1_000_000
+    max_file_bytes: int = MAX_FILE_BYTES
     """Files bigger than this are skipped (and reported): they are usually generated or data."""
     max_files: int = 20_000
     """Files after this many are skipped and counted, not listed."""
     include_unknown_text: bool = True
     """Index files with unknown extensions as ``"text"`` if their first 8 KiB look like text."""
-    max_notebook_bytes: int = 20_000_000
+    max_notebook_bytes: int = MAX_NOTEBOOK_BYTES
     """Notebooks may be this big: their size is mostly images in outputs, which indexing drops
     (only the cells' text and the gist of their outputs are kept)."""
     max_data_file_bytes: int = 100_000
