@@ -684,3 +684,41 @@ def test_a_file_grown_past_the_walks_size_limit_is_stale_without_being_read(tmp_
     monkeypatch.setattr(files, "MAX_FILE_BYTES", 2_500)
     with pytest.raises(StaleReferenceError, match="over the 2,500"):
         loom.text(node.id)
+
+
+def test_a_refresh_keeps_the_nodes_of_files_it_cannot_read(tmp_path, monkeypatch):
+    """A file that could not be read at a refresh (chmod 000, an editor's save half-done, an
+    unreadable folder) was taken for deleted: its nodes were dropped, and came back later under
+    new ids, without their links and access history. Its nodes stay; the walk reports it skipped."""
+    import os
+
+    from loom_nb.index import walk as walk_mod
+
+    root = tmp_path / "ws"
+    loom, _ = indexed(root, {"auth.py": "def refresh_token(t):\n    return t + 1\n", "keep.py": "def other():\n    return 2\n",
+                             "lib/util.py": "def helper():\n    return 3\n"})
+    before = {n.id: n.title for n in loom.graph.content_nodes()}
+    opened, listed = walk_mod.open_regular, os.scandir
+
+    def refuse_open(path, **kwargs):  # we may run as root, whom chmod 000 does not stop
+        if os.fspath(path).endswith("auth.py"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return opened(path, **kwargs)
+
+    def refuse_listing(path="."):
+        if os.fspath(path).endswith("lib"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return listed(path)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(walk_mod, "open_regular", refuse_open)
+        patch.setattr(walk_mod.os, "scandir", refuse_listing)
+        report = loom.index(root, progress=False)
+    assert (report.files_removed, report.nodes_removed, report.files_unreadable_kept) == (0, 0, 2)
+    assert report.skipped_reasons == {"unreadable": 2} and "2 unreadable files kept as last indexed" in str(report)
+    assert {n.id: n.title for n in loom.graph.content_nodes()} == before
+    report = loom.index(root, progress=False)  # readable again: the same nodes, nothing re-added
+    assert (report.nodes_added, report.nodes_removed) == (0, 0)
+    assert {n.id: n.title for n in loom.graph.content_nodes()} == before
+    (root / "auth.py").unlink()  # a file really gone still goes
+    assert loom.index(root, progress=False).files_removed == 1
