@@ -239,3 +239,34 @@ def test_add_file_adds_all_sections_or_none(tmp_path, monkeypatch):
         with pytest.raises(RuntimeError, match="went away"):
             loom.add_file(second)
         assert loom.graph.counts()["content"] == before
+
+
+@pytest.mark.parametrize("name", ["dir.html", "dir.ipynb", "dir.pdf"])
+def test_a_document_that_is_a_folder_is_a_loom_error_that_says_so(tmp_path, name):
+    """HTML and notebooks raised a bare NotRegularFileError (an OSError), and a PDF said the
+    folder was "not a PDF pypdf can read"."""
+    (tmp_path / name).mkdir()
+    loom = Loom(embedder=HashingEmbedder())
+    with pytest.raises(LoomError, match=rf"{name}: cannot be read \(not a regular file \(a folder\)\)"):
+        loom.add_file(tmp_path / name)
+    assert loom.graph.counts()["content"] == 0
+
+
+@pytest.mark.parametrize("name", ["locked.html", "locked.ipynb", "locked.pdf"])
+def test_a_document_without_read_permission_is_a_loom_error_that_says_so(tmp_path, monkeypatch, name):
+    """A chmod-000 page raised PermissionError. The open is refused here by hand: the tests may
+    run as root, whom chmod 000 does not stop."""
+    import os
+
+    path = tmp_path / name
+    path.write_bytes(make_pdf(PAGES[:1]) if name.endswith(".pdf") else b'<h1>x</h1><p>y</p>')
+    real_open = os.open
+
+    def refuse(file, *args, **kwargs):
+        if os.fspath(file) == os.fspath(path):
+            raise PermissionError(13, "Permission denied", os.fspath(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+    with pytest.raises(LoomError, match=rf"{name}: cannot be read \(Permission denied\)"):
+        Loom(embedder=HashingEmbedder()).add_file(path)

@@ -227,3 +227,15 @@ def test_add_file_refuses_a_fifo_named_as_text_without_blocking(tmp_path: Path):
     with pytest.raises(LoomError, match=r"notes.txt: cannot be read \(not a regular file \(a FIFO\)\)"):
         within(loom.add_file, fifo, fifos=[fifo])
     assert loom.graph.counts()["content"] == 0
+
+
+@pytest.mark.parametrize("name", ["pipe.html", "pipe.ipynb", "pipe.pdf"])
+def test_add_file_refuses_a_fifo_named_as_a_document_without_blocking(tmp_path: Path, name):
+    """HTML and notebooks raised a bare NotRegularFileError (an OSError, not a LoomError), and
+    pypdf opened a FIFO named .pdf itself, with plain open(): it blocked."""
+    from loom_nb import HashingEmbedder, Loom, LoomError
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    with pytest.raises(LoomError, match=rf"{name}: cannot be read \(not a regular file \(a FIFO\)\)"):
+        within(Loom(embedder=HashingEmbedder()).add_file, fifo, fifos=[fifo])

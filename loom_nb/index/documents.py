@@ -8,18 +8,20 @@ referenced). pypdf reads PDFs and BeautifulSoup (with Python's own ``html.parser
 HTML: both are pure Python and need nothing at run time.
 
 Every failure is a :class:`~loom_nb.core.errors.LoomError` that names the file: an
-encrypted or damaged PDF, a PDF with no text layer (a scan), a file too large.
+encrypted or damaged PDF, a PDF with no text layer (a scan), a file too large, one that cannot
+be read (no permission, a folder, a FIFO).
 """
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 from ..core.errors import LoomError
-from ..core.files import read_text
+from ..core.files import decode_bytes, normalise_newlines, open_regular
 from ..core.tokens import count_tokens
 
 __all__ = ["DOCUMENT_SUFFIXES", "MAX_DOCUMENT_BYTES", "MAX_PDF_PAGES", "Section", "document_sections"]
@@ -61,33 +63,55 @@ def document_sections(path: str | Path) -> list[Section]:
     Raises
     ------
     LoomError
-        The file is missing, too large, of another type, or not readable as its type.
+        The file is missing, too large, of another type, cannot be read (no permission, a folder,
+        a FIFO), or is not readable as its type.
     """
     path = Path(path)
     kind = DOCUMENT_SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise LoomError(f"{path.name}: not a document type add_file splits ({', '.join(DOCUMENT_SUFFIXES)})")
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise LoomError(f"{path}: no such file") from None
-    if size > MAX_DOCUMENT_BYTES:
-        raise LoomError(f"{path.name} is {size / 1e6:,.0f} MB, over the {MAX_DOCUMENT_BYTES / 1e6:,.0f} MB add_file reads")
-    sections = _pdf_sections(path) if kind == "pdf" else _html_sections(path) if kind == "html" else _notebook_sections(path)
+    data = _read(path)
+    sections = (_pdf_sections(path, data) if kind == "pdf" else _html_sections(path, _text(data)) if kind == "html"
+                else _notebook_sections(path, _text(data)))
     sections = [part for section in sections for part in _cut(section)]
     if not sections:
         raise LoomError(f"{path.name} has no text to add" + (" (a scan without a text layer?)" if kind == "pdf" else ""))
     return sections
 
 
+def _read(path: Path) -> bytes:
+    """The file's bytes, if it is a regular file :data:`MAX_DOCUMENT_BYTES` at most; else a
+    LoomError that says why it cannot be read. Every type is read here, through
+    :func:`~loom_nb.core.files.open_regular`: a folder or a FIFO named ``.html`` raised a bare
+    ``OSError``, and pypdf opened a FIFO named ``.pdf`` itself and blocked on it."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise LoomError(f"{path.name} is {size / 1e6:,.0f} MB, over the {MAX_DOCUMENT_BYTES / 1e6:,.0f} MB add_file reads")
+        with open_regular(path) as fh:
+            data = fh.read(MAX_DOCUMENT_BYTES + 1)
+    except FileNotFoundError:
+        raise LoomError(f"{path}: no such file") from None
+    except OSError as exc:  # no permission, a folder, a FIFO (NotRegularFileError)
+        raise LoomError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_DOCUMENT_BYTES:  # it grew since its stat
+        raise LoomError(f"{path.name} is over the {MAX_DOCUMENT_BYTES / 1e6:,.0f} MB add_file reads")
+    return data
+
+
+def _text(data: bytes) -> str:
+    """Bytes decoded as indexing decodes a file (:func:`~loom_nb.core.files.read_text`)."""
+    return normalise_newlines(decode_bytes(data, truncated=False))
+
+
 # -- PDF --------------------------------------------------------------------------------------
 
 
-def _pdf_reader(path: Path):
+def _pdf_reader(path: Path, data: bytes):
     import pypdf
 
     try:
-        reader = pypdf.PdfReader(str(path))
+        reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise LoomError(f"{path.name} is encrypted; decrypt it first")
         pages = len(reader.pages)
@@ -115,8 +139,8 @@ def _outline(reader) -> list[tuple[str, int]]:
     return [(title, page) for page, title in sorted(first.items())]
 
 
-def _pdf_sections(path: Path) -> list[Section]:
-    reader = _pdf_reader(path)
+def _pdf_sections(path: Path, data: bytes) -> list[Section]:
+    reader = _pdf_reader(path, data)
     texts = []
     for page in reader.pages:
         try:
@@ -145,11 +169,11 @@ def _pdf_sections(path: Path) -> list[Section]:
 # -- HTML -------------------------------------------------------------------------------------
 
 
-def _html_sections(path: Path) -> list[Section]:
+def _html_sections(path: Path, text: str) -> list[Section]:
     """Every text of the page in document order (:func:`_html_runs`), cut at its headings."""
     from bs4 import BeautifulSoup
 
-    soup = BeautifulSoup(read_text(path), "html.parser")
+    soup = BeautifulSoup(text, "html.parser")
     for tag in soup(_DROP):
         tag.decompose()
     chrome = [tag for tag in soup.find_all(True)
@@ -219,12 +243,12 @@ def _html_runs(body) -> Iterator[tuple[int, str]]:
 # -- notebooks --------------------------------------------------------------------------------
 
 
-def _notebook_sections(path: Path) -> list[Section]:
+def _notebook_sections(path: Path, text: str) -> list[Section]:
     """One section per cell that holds text: its source and its outputs' gist (images and widget
     state dropped), as indexing reads it (:mod:`loom_nb.core.notebooks`)."""
     from ..core.notebooks import notebook_cells
 
-    cells = notebook_cells(read_text(path), path.name)  # a NotebookError (a LoomError) names the file
+    cells = notebook_cells(text, path.name)  # a NotebookError (a LoomError) names the file
     return [Section(f"{path.name}[cell {cell.number}]", cell.text, {"cell": cell.number}) for cell in cells if cell.text.strip()]
 
 
