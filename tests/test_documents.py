@@ -270,3 +270,17 @@ def test_a_document_without_read_permission_is_a_loom_error_that_says_so(tmp_pat
     monkeypatch.setattr(os, "open", refuse)
     with pytest.raises(LoomError, match=rf"{name}: cannot be read \(Permission denied\)"):
         Loom(embedder=HashingEmbedder()).add_file(path)
+
+
+def test_html_text_outside_body_is_kept_as_a_browser_shows_it(tmp_path):
+    """Text before <body> or after </body> is shown by browsers (HTML5 moves it into the body),
+    but only the body was read: the footnote after it was dropped without notice."""
+    path = tmp_path / "page.html"
+    path.write_text("<html><head><title>T</title><meta charset='utf-8'></head><p>before body: preface</p><body><h1>Install</h1>"
+                    "<p>inside body</p></body><p>after body: the footnote on token refresh</p></html>", encoding="utf-8")
+    assert [(s.title, s.text) for s in document_sections(path)] == [
+        ("page.html § T", "before body: preface"),
+        ("page.html § Install", "inside body\n\nafter body: the footnote on token refresh")]
+    unclosed = tmp_path / "unclosed.html"  # html.parser nests the body in a head never closed
+    unclosed.write_text("<html><head><title>T</title><meta charset=utf-8><body><h1>Use</h1><p>the body</p></body></html>")
+    assert [(s.title, s.text) for s in document_sections(unclosed)] == [("unclosed.html § Use", "the body")]

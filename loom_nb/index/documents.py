@@ -189,7 +189,11 @@ def _html_sections(path: Path, text: str) -> list[Section]:
         soup.title.decompose()
     sections: list[tuple[list[str], list[str]]] = [([title] if title else [], [])]
     trail: list[str] = []
-    for level, text in _html_runs(soup.body or soup):
+    # the whole page, not soup.body: text before <body> or after </body> is shown by browsers
+    # (HTML5 moves it into the body), and html.parser leaves it where it was written. The head
+    # stays: its title is out, scripts and styles are dropped, meta and link hold no text, and
+    # html.parser nests the whole body in a <head> left unclosed
+    for level, text in _html_runs(soup):
         if level:
             trail = trail[: level - 1] + [text]
             sections.append((list(trail), []))
