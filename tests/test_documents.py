@@ -4,6 +4,7 @@ pages and an HTML page by its headings, each section titled with where it came f
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
@@ -284,3 +285,22 @@ def test_html_text_outside_body_is_kept_as_a_browser_shows_it(tmp_path):
     unclosed = tmp_path / "unclosed.html"  # html.parser nests the body in a head never closed
     unclosed.write_text("<html><head><title>T</title><meta charset=utf-8><body><h1>Use</h1><p>the body</p></body></html>")
     assert [(s.title, s.text) for s in document_sections(unclosed)] == [("unclosed.html § Use", "the body")]
+
+
+def test_each_part_of_a_long_pdf_section_carries_the_pages_its_text_comes_from(tmp_path):
+    """A six-page chapter cut into parts: every part was titled and tagged "p. 1-6" though its
+    text came from one or two of those pages."""
+    pages = [[f"PAGE{k} line {j} " + "tokens words " * 8 for j in range(30)] for k in range(1, 7)]
+    path = tmp_path / "book.pdf"
+    path.write_bytes(make_pdf(pages, [("Only chapter", 0)]))
+    sections = document_sections(path)
+    assert len(sections) > 2
+    for k, section in enumerate(sections):
+        first, last = section.where["pages"]
+        found = sorted({int(n) for n in re.findall(r"PAGE(\d)", section.text)})
+        assert (first, last) == (found[0], found[-1]) and section.where["heading"] == "Only chapter"
+        label = f"p. {first}" if first == last else f"p. {first}-{last}"
+        assert section.title == f"book.pdf {label}: Only chapter (part {k + 1} of {len(sections)})"
+    untitled = tmp_path / "scan.pdf"  # without bookmarks: a page per section, and a long page's parts name it
+    untitled.write_bytes(make_pdf([pages[0] * 3]))
+    assert all(s.where == {"pages": [1, 1]} and s.title.startswith("scan.pdf p. 1 (part ") for s in document_sections(untitled))

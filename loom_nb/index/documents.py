@@ -71,9 +71,11 @@ def document_sections(path: str | Path) -> list[Section]:
     if kind is None:
         raise LoomError(f"{path.name}: not a document type add_file splits ({', '.join(DOCUMENT_SUFFIXES)})")
     data = _read(path)
-    sections = (_pdf_sections(path, data) if kind == "pdf" else _html_sections(path, _text(data)) if kind == "html"
-                else _notebook_sections(path, _text(data)))
-    sections = [part for section in sections for part in _cut(section)]
+    if kind == "pdf":  # cut into parts as it is read, each part with its own pages
+        sections = _pdf_sections(path, data)
+    else:
+        sections = _html_sections(path, _text(data)) if kind == "html" else _notebook_sections(path, _text(data))
+        sections = [part for section in sections for part in _cut(section)]
     if not sections:
         raise LoomError(f"{path.name} has no text to add" + (" (a scan without a text layer?)" if kind == "pdf" else ""))
     return sections
@@ -150,20 +152,45 @@ def _pdf_sections(path: Path, data: bytes) -> list[Section]:
     name = path.name
     marks = _outline(reader)
     if not marks:  # one section per page
-        return [Section(f"{name} p. {k + 1}", text, {"pages": [k + 1, k + 1]}) for k, text in enumerate(texts) if text.strip()]
+        return [part for k in range(len(texts)) for part in _pdf_parts(name, texts, k, k, None, f"p. {k + 1}")]
     sections = []
     if marks[0][1] > 0:
-        front = "\n\n".join(t for t in texts[: marks[0][1]] if t.strip())
-        if front.strip():
-            sections.append(Section(f"{name} p. 1-{marks[0][1]}", front, {"pages": [1, marks[0][1]]}))
+        sections += _pdf_parts(name, texts, 0, marks[0][1] - 1, None, f"p. 1-{marks[0][1]}")
     for k, (title, first) in enumerate(marks):
         last = (marks[k + 1][1] if k + 1 < len(marks) else len(texts)) - 1
         last = max(first, last)
-        text = "\n\n".join(t for t in texts[first : last + 1] if t.strip())
-        pages = f"p. {first + 1}" if last == first else f"p. {first + 1}-{last + 1}"
-        if text.strip():
-            sections.append(Section(f"{name} {pages}: {title}", text, {"pages": [first + 1, last + 1], "heading": title}))
+        sections += _pdf_parts(name, texts, first, last, title, _pages(first + 1, last + 1))
     return sections
+
+
+def _pdf_parts(name: str, texts: list[str], first: int, last: int, heading: str | None, label: str) -> list[Section]:
+    """The section of pages ``first`` to ``last`` (from 0), titled ``{name} {label}: {heading}``;
+    a long one in parts (:func:`_pack`), each titled and tagged with the pages its own text
+    comes from: every part of a six-page chapter said "p. 1-6", though each held one page."""
+    paragraphs: list[str] = []
+    pages: list[int] = []  # each paragraph's page, from 1
+    for page in range(first, last + 1):
+        if texts[page].strip():
+            for paragraph in texts[page].split("\n\n"):
+                paragraphs.append(paragraph)
+                pages.append(page + 1)
+    text = "\n\n".join(paragraphs)
+    if not text.strip():
+        return []
+    tail = f": {heading}" if heading else ""
+
+    def where(a: int, b: int) -> dict:
+        return {"pages": [a, b], **({"heading": heading} if heading else {})}
+
+    parts = _pack(paragraphs) if count_tokens(text) > SECTION_TOKENS else []
+    if len(parts) < 2:
+        return [Section(f"{name} {label}{tail}", text, where(first + 1, last + 1))]
+    return [Section(f"{name} {_pages(pages[held[0]], pages[held[-1]])}{tail} (part {k + 1} of {len(parts)})", part,
+                    where(pages[held[0]], pages[held[-1]])) for k, (part, held) in enumerate(parts)]
+
+
+def _pages(first: int, last: int) -> str:
+    return f"p. {first}" if first == last else f"p. {first}-{last}"
 
 
 # -- HTML -------------------------------------------------------------------------------------
