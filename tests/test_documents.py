@@ -4,6 +4,7 @@ pages and an HTML page by its headings, each section titled with where it came f
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
@@ -191,3 +192,115 @@ def test_a_huge_text_file_is_refused_before_it_is_read(tmp_path, monkeypatch):
     with pytest.raises(LoomError, match="more than one add takes"):
         loom.add_file(path)
     assert loom.graph.counts()["content"] == 0
+
+
+@pytest.mark.parametrize("body, joiner", [
+    ("word " * 3000, " "),  # no line or sentence ends: cut between words
+    (" ".join(f"Sentence {k} says something." for k in range(600)), " "),
+    ("\n".join(f"line {k} of a listing" for k in range(800)), "\n"),
+    ("x" * 30_000, ""),  # one word longer than a part: cut between characters
+])
+def test_a_paragraph_too_long_for_one_section_is_cut_into_parts_that_fit(tmp_path, body, joiner):
+    """_cut split only at blank lines: one 1.3M-character paragraph stayed one section, which
+    add() then refused. Each part now fits, and together they hold the paragraph's text."""
+    from loom_nb.core.tokens import count_tokens
+    from loom_nb.index.documents import SECTION_TOKENS
+
+    path = tmp_path / "long.html"
+    path.write_text(f"<html><body><h1>Long</h1><pre>{body}</pre></body></html>", encoding="utf-8")
+    sections = document_sections(path)
+    assert len(sections) > 1 and all(count_tokens(s.text) <= SECTION_TOKENS for s in sections)
+    assert sections[0].title == f"long.html § Long (part 1 of {len(sections)})"
+    joined = joiner.join(s.text for s in sections)
+    assert (joined.split() == body.split()) if joiner else joined == body
+
+
+def test_add_file_adds_all_sections_or_none(tmp_path, monkeypatch):
+    """A section that could not be added left the ones before it in the graph, and a retry
+    added them again. Every section is checked and embedded before any is added."""
+    path = tmp_path / "guide.html"
+    path.write_text("<h1>Small</h1><p>small section</p><h1>Big</h1><p>" + "word " * 260_000 + "</p>", encoding="utf-8")
+    loom = Loom(embedder=HashingEmbedder())
+    added = loom.add_file(path)  # the big paragraph is cut into parts, each one add takes
+    assert added.nodes[0].title == "guide.html § Small" and added.nodes[1].title.startswith("guide.html § Big (part 1 of ")
+    assert sum(loom.graph.text(n.id).count("word") for n in added.nodes) == 260_000
+
+    second = tmp_path / "notes.html"
+    second.write_text("<h1>One</h1><p>first section</p><h1>Two</h1><p>second section</p>", encoding="utf-8")
+    before = loom.graph.counts()["content"]
+    embed = loom.embedder.embed
+
+    def failing(texts):
+        if any("second section" in t for t in texts):
+            raise RuntimeError("embedder went away")
+        return embed(texts)
+
+    monkeypatch.setattr(loom.embedder, "embed", failing)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="went away"):
+            loom.add_file(second)
+        assert loom.graph.counts()["content"] == before
+
+
+@pytest.mark.parametrize("name", ["dir.html", "dir.ipynb", "dir.pdf"])
+def test_a_document_that_is_a_folder_is_a_loom_error_that_says_so(tmp_path, name):
+    """HTML and notebooks raised a bare NotRegularFileError (an OSError), and a PDF said the
+    folder was "not a PDF pypdf can read"."""
+    (tmp_path / name).mkdir()
+    loom = Loom(embedder=HashingEmbedder())
+    with pytest.raises(LoomError, match=rf"{name}: cannot be read \(not a regular file \(a folder\)\)"):
+        loom.add_file(tmp_path / name)
+    assert loom.graph.counts()["content"] == 0
+
+
+@pytest.mark.parametrize("name", ["locked.html", "locked.ipynb", "locked.pdf"])
+def test_a_document_without_read_permission_is_a_loom_error_that_says_so(tmp_path, monkeypatch, name):
+    """A chmod-000 page raised PermissionError. The open is refused here by hand: the tests may
+    run as root, whom chmod 000 does not stop."""
+    import os
+
+    path = tmp_path / name
+    path.write_bytes(make_pdf(PAGES[:1]) if name.endswith(".pdf") else b'<h1>x</h1><p>y</p>')
+    real_open = os.open
+
+    def refuse(file, *args, **kwargs):
+        if os.fspath(file) == os.fspath(path):
+            raise PermissionError(13, "Permission denied", os.fspath(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+    with pytest.raises(LoomError, match=rf"{name}: cannot be read \(Permission denied\)"):
+        Loom(embedder=HashingEmbedder()).add_file(path)
+
+
+def test_html_text_outside_body_is_kept_as_a_browser_shows_it(tmp_path):
+    """Text before <body> or after </body> is shown by browsers (HTML5 moves it into the body),
+    but only the body was read: the footnote after it was dropped without notice."""
+    path = tmp_path / "page.html"
+    path.write_text("<html><head><title>T</title><meta charset='utf-8'></head><p>before body: preface</p><body><h1>Install</h1>"
+                    "<p>inside body</p></body><p>after body: the footnote on token refresh</p></html>", encoding="utf-8")
+    assert [(s.title, s.text) for s in document_sections(path)] == [
+        ("page.html § T", "before body: preface"),
+        ("page.html § Install", "inside body\n\nafter body: the footnote on token refresh")]
+    unclosed = tmp_path / "unclosed.html"  # html.parser nests the body in a head never closed
+    unclosed.write_text("<html><head><title>T</title><meta charset=utf-8><body><h1>Use</h1><p>the body</p></body></html>")
+    assert [(s.title, s.text) for s in document_sections(unclosed)] == [("unclosed.html § Use", "the body")]
+
+
+def test_each_part_of_a_long_pdf_section_carries_the_pages_its_text_comes_from(tmp_path):
+    """A six-page chapter cut into parts: every part was titled and tagged "p. 1-6" though its
+    text came from one or two of those pages."""
+    pages = [[f"PAGE{k} line {j} " + "tokens words " * 8 for j in range(30)] for k in range(1, 7)]
+    path = tmp_path / "book.pdf"
+    path.write_bytes(make_pdf(pages, [("Only chapter", 0)]))
+    sections = document_sections(path)
+    assert len(sections) > 2
+    for k, section in enumerate(sections):
+        first, last = section.where["pages"]
+        found = sorted({int(n) for n in re.findall(r"PAGE(\d)", section.text)})
+        assert (first, last) == (found[0], found[-1]) and section.where["heading"] == "Only chapter"
+        label = f"p. {first}" if first == last else f"p. {first}-{last}"
+        assert section.title == f"book.pdf {label}: Only chapter (part {k + 1} of {len(sections)})"
+    untitled = tmp_path / "scan.pdf"  # without bookmarks: a page per section, and a long page's parts name it
+    untitled.write_bytes(make_pdf([pages[0] * 3]))
+    assert all(s.where == {"pages": [1, 1]} and s.title.startswith("scan.pdf p. 1 (part ") for s in document_sections(untitled))

@@ -653,3 +653,72 @@ def test_a_file_with_a_backslash_in_its_name_is_read_fresh_and_stays_unchanged(t
     assert loom.graph.text(node.id).startswith("def odd_name")  # not "no longer exists"
     again = loom.index(ws, progress=False)
     assert again.files_unchanged == 1 and again.nodes_added == 0
+
+
+def test_a_file_grown_past_the_walks_size_limit_is_stale_without_being_read(tmp_path, monkeypatch):
+    """A 2-line a.py replaced by 300 MB: the next query read and masked all of it (39 s, 1.6 GB)
+    only to call the node stale. A file over the size limit the index ran with (the walk would
+    skip it now) is stale unread; so is it for skeleton(). Old sessions: the walk's default."""
+    import loom_nb.core.files as files
+    from loom_nb import StaleReferenceError
+    from loom_nb.index.walk import WalkLimits
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(root, progress=False, limits=WalkLimits(max_file_bytes=2_000))
+    node = nodes_by_title(loom)["a.py:1-2 f"]
+    with open(root / "a.py", "a") as fh:  # the unit's lines are as they were: only the size says
+        fh.write("# padding\n" * 300)
+
+    def unread(*args, **kwargs):
+        raise AssertionError("the file was read")
+
+    monkeypatch.setattr(files, "read_text", unread)
+    with pytest.raises(StaleReferenceError, match=r"a.py is 3,02\d bytes now, over the 2,000"):
+        loom.text(node.id)
+    with pytest.raises(LoomError, match="over the 2,000"):
+        loom.skeleton("a.py")
+    del loom.graph.metadata["workspace"]["max_file_bytes"]  # a session indexed before the limit was kept
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 2_500)
+    with pytest.raises(StaleReferenceError, match="over the 2,500"):
+        loom.text(node.id)
+
+
+def test_a_refresh_keeps_the_nodes_of_files_it_cannot_read(tmp_path, monkeypatch):
+    """A file that could not be read at a refresh (chmod 000, an editor's save half-done, an
+    unreadable folder) was taken for deleted: its nodes were dropped, and came back later under
+    new ids, without their links and access history. Its nodes stay; the walk reports it skipped."""
+    import os
+
+    from loom_nb.index import walk as walk_mod
+
+    root = tmp_path / "ws"
+    loom, _ = indexed(root, {"auth.py": "def refresh_token(t):\n    return t + 1\n", "keep.py": "def other():\n    return 2\n",
+                             "lib/util.py": "def helper():\n    return 3\n"})
+    before = {n.id: n.title for n in loom.graph.content_nodes()}
+    opened, listed = walk_mod.open_regular, os.scandir
+
+    def refuse_open(path, **kwargs):  # we may run as root, whom chmod 000 does not stop
+        if os.fspath(path).endswith("auth.py"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return opened(path, **kwargs)
+
+    def refuse_listing(path="."):
+        if os.fspath(path).endswith("lib"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return listed(path)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(walk_mod, "open_regular", refuse_open)
+        patch.setattr(walk_mod.os, "scandir", refuse_listing)
+        report = loom.index(root, progress=False)
+    assert (report.files_removed, report.nodes_removed, report.files_unreadable_kept) == (0, 0, 2)
+    assert report.skipped_reasons == {"unreadable": 2} and "2 unreadable files kept as last indexed" in str(report)
+    assert {n.id: n.title for n in loom.graph.content_nodes()} == before
+    report = loom.index(root, progress=False)  # readable again: the same nodes, nothing re-added
+    assert (report.nodes_added, report.nodes_removed) == (0, 0)
+    assert {n.id: n.title for n in loom.graph.content_nodes()} == before
+    (root / "auth.py").unlink()  # a file really gone still goes
+    assert loom.index(root, progress=False).files_removed == 1

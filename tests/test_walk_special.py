@@ -214,3 +214,28 @@ def test_a_reference_whose_file_became_a_fifo_is_stale_not_a_hang(tmp_path: Path
     with pytest.raises(StaleReferenceError, match="not a regular file"):
         within(g.text, node.id, fifos=[tmp_path / "a.py"])
     assert time.perf_counter() - started < LIMIT
+
+
+def test_add_file_refuses_a_fifo_named_as_text_without_blocking(tmp_path: Path):
+    """The text branch of add_file opened the path with plain open(): a FIFO named notes.txt
+    blocked it until someone wrote to the pipe (the document branch already refused it)."""
+    from loom_nb import HashingEmbedder, Loom, LoomError
+
+    fifo = tmp_path / "notes.txt"
+    os.mkfifo(fifo)
+    loom = Loom(embedder=HashingEmbedder())
+    with pytest.raises(LoomError, match=r"notes.txt: cannot be read \(not a regular file \(a FIFO\)\)"):
+        within(loom.add_file, fifo, fifos=[fifo])
+    assert loom.graph.counts()["content"] == 0
+
+
+@pytest.mark.parametrize("name", ["pipe.html", "pipe.ipynb", "pipe.pdf"])
+def test_add_file_refuses_a_fifo_named_as_a_document_without_blocking(tmp_path: Path, name):
+    """HTML and notebooks raised a bare NotRegularFileError (an OSError, not a LoomError), and
+    pypdf opened a FIFO named .pdf itself, with plain open(): it blocked."""
+    from loom_nb import HashingEmbedder, Loom, LoomError
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    with pytest.raises(LoomError, match=rf"{name}: cannot be read \(not a regular file \(a FIFO\)\)"):
+        within(Loom(embedder=HashingEmbedder()).add_file, fifo, fifos=[fifo])

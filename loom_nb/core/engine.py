@@ -219,6 +219,25 @@ MAX_TOKENS_ARGUMENT = 10_000_000
 """The largest budget or window :meth:`Loom.query` takes: well past any model's window."""
 
 
+def _checked(text: str) -> str:
+    """``text`` cleaned, if one add takes it: a string, not blank, at most :data:`MAX_ADD_CHARS`."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, got {text.__class__.__name__}")
+    if not text.strip():
+        raise LoomError("cannot add empty text")
+    if len(text) > MAX_ADD_CHARS:
+        raise LoomError(
+            f"text of {len(text):,} characters is over the {MAX_ADD_CHARS:,} one add takes (about 250k tokens, more "
+            "than any model's window): save it as a file and index() its folder, which splits it into units"
+        )
+    return clean_text(text)
+
+
+def _direction(type: str) -> str:  # noqa: A002 - the node type, as add() names it
+    """Whether a node of this type came into the conversation or out of the model."""
+    return "output" if type in ("output", "analysis") else "input"
+
+
 _WARMING: list[threading.Thread] = []
 WARM_UP_QUERY = "Warm up: what does the first query need?"
 
@@ -527,16 +546,7 @@ class Loom(Displayable):
         A question followed by a pasted log becomes two content nodes (seed 000 §7.2);
         inputs under ``config.split_threshold_tokens`` are never split.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, got {text.__class__.__name__}")
-        if not text.strip():
-            raise LoomError("cannot add empty text")
-        if len(text) > MAX_ADD_CHARS:
-            raise LoomError(
-                f"text of {len(text):,} characters is over the {MAX_ADD_CHARS:,} one add takes (about 250k tokens, more "
-                "than any model's window): save it as a file and index() its folder, which splits it into units"
-            )
-        text = clean_text(text)
+        text = _checked(text)
         classification = classify(text, self.graph.config)
         pieces = [text]
         kinds = [classification.kind]
@@ -545,7 +555,7 @@ class Loom(Displayable):
             if len(segments) > 1:
                 pieces = [s.text for s in segments]
                 kinds = [s.kind for s in segments]
-        direction = "output" if type in ("output", "analysis") else "input"
+        direction = _direction(type)
         nodes, links = [], []
         for i, (piece, kind) in enumerate(zip(pieces, kinds)):
             why = reason or ("" if len(pieces) == 1 else f"{kind} part {i + 1} of {len(pieces)} split from one input")
@@ -574,7 +584,7 @@ class Loom(Displayable):
         unread, as indexing reads it by name only.
         """
         from ..index.documents import DOCUMENT_SUFFIXES, document_sections
-        from .files import is_binary, read_text
+        from .files import decode_bytes, is_binary, normalise_newlines, open_regular
         from .secrets import is_secret_file
 
         path = Path(path)
@@ -584,28 +594,50 @@ class Loom(Displayable):
         if path.suffix.lower() in DOCUMENT_SUFFIXES:
             sections = document_sections(path)
         else:
+            limit = 4 * MAX_ADD_CHARS
             try:
-                if path.stat().st_size > 4 * MAX_ADD_CHARS:  # refused before it is read into memory
+                if path.stat().st_size > limit:  # refused before it is read into memory
                     raise LoomError(f"{path.name} is {path.stat().st_size:,} bytes, more than one add takes: "
                                     "index() its folder instead, which cuts it into units")
-                with open(path, "rb") as fh:
-                    head = fh.read(8192)
+                # open_regular, as the walk and the document branch read: plain open() of a
+                # FIFO named notes.txt blocked until someone wrote to it; a device never ends
+                with open_regular(path) as fh:
+                    data = fh.read(limit + 1)  # the file may have grown since its stat
             except OSError as exc:
                 raise LoomError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-            if is_binary(head):
+            if is_binary(data[:8192]):
                 raise LoomError(f"{path.name} is binary: add_file reads PDF, HTML, notebooks and text files")
-            return self.add(read_text(path), type=type, source=source, title=path.name, meta={"path": path.name})
+            if len(data) > limit:
+                raise LoomError(f"{path.name} is over {limit:,} bytes, more than one add takes: "
+                                "index() its folder instead, which cuts it into units")
+            text = normalise_newlines(decode_bytes(data, truncated=False))
+            return self.add(text, type=type, source=source, title=path.name, meta={"path": path.name})
+        # all or nothing: every section is checked and embedded before any is added (a section
+        # add() refused, or an embedder gone half-way, left the first ones in, and a retry added
+        # them twice), and what was added is removed again if adding a later one fails
+        texts = [_checked(section.text) for section in sections]
+        embedded = [self._embedded(text) for text in texts]
         nodes, links = [], []
-        for section in sections:
-            added = self.add(section.text, type=type, source=source, reason=section.title, title=section.title,
-                             split=False, meta={"path": path.name, **section.where})
-            nodes += added.nodes
-            links += added.links
-        return AddResult(classify(sections[0].text, self.graph.config), nodes, links)
+        try:
+            for section, text, vectors in zip(sections, texts, embedded):
+                node, link = self.graph.add_content(
+                    text, **vectors, type=type, provenance=Provenance(source=source, reason=section.title, direction=_direction(type)),
+                    title=section.title, meta={"path": path.name, **section.where})
+                nodes.append(node)
+                links.append(link)
+        except BaseException:
+            self.graph.remove_many([node.id for node in nodes])
+            raise
+        return AddResult(classify(texts[0], self.graph.config), nodes, links)
 
     def _add_one(self, text: str, **kwargs) -> tuple[ContentNode, LinkReport]:
-        """Embed and add one piece. The embedder reads it masked (an Ollama embedder is a
-        model too, and a server); ``add_content`` gets it as given, to count what it masks."""
+        """Embed and add one piece (:meth:`_embedded`)."""
+        return self.graph.add_content(text, **self._embedded(text), **kwargs)
+
+    def _embedded(self, text: str) -> dict[str, Any]:
+        """What ``add_content`` takes besides the text: its vector, tokens and chunks. The
+        embedder reads it masked (an Ollama embedder is a model too, and a server);
+        ``add_content`` gets it as given, to count what it masks."""
         from .secrets import mask_secrets
         from .tokens import count_tokens
 
@@ -619,7 +651,7 @@ class Loom(Displayable):
             vector = chunk_mean(chunk_vecs)
         else:
             vector = self.embedder.embed([masked])[0]
-        return self.graph.add_content(text, vector, tokens=tokens, chunks=spans, chunk_vectors=chunk_vecs, **kwargs)
+        return {"vector": vector, "tokens": tokens, "chunks": spans, "chunk_vectors": chunk_vecs}
 
     def index(self, root: str | Path, **options) -> "IndexReport":
         """Index (or refresh) a workspace folder into reference nodes; see :func:`loom_nb.index.index_workspace`.
@@ -705,7 +737,7 @@ class Loom(Displayable):
         indexing makes units: from the file masked whole (a credentials file: its name only),
         and masked again, as node text is."""
         from ..index import outline, read_text, resolve_inside, skeleton
-        from .files import detect_language
+        from .files import detect_language, indexed_size_limit
         from .secrets import is_secret_file, mask_secrets, secret_file_notice
 
         if self.graph.workspace is None:
@@ -713,7 +745,14 @@ class Loom(Displayable):
         full = resolve_inside(self.graph.workspace, path)
         if is_secret_file(str(path)):  # never read, as the indexer never reads it
             return secret_file_notice(str(path))
-        text = read_text(full)
+        limit = indexed_size_limit(str(path), self.graph.metadata.get("workspace"))
+        try:
+            size = full.stat().st_size
+            if size > limit:  # as the walk would skip it: a file grown to 300 MB is not read whole and masked
+                raise LoomError(f"{path} is {size:,} bytes, over the {limit:,} indexing reads: it has no skeleton")
+            text = read_text(full, max_bytes=limit + 1)  # it may have grown since the stat
+        except OSError as exc:
+            raise LoomError(f"{path}: cannot be read ({exc.strerror or exc})") from None
         if str(path).lower().endswith(".ipynb"):  # cell by cell, as it is indexed, not its JSON (cells are read masked)
             from .notebooks import notebook_cells
 

@@ -14,7 +14,7 @@ import os
 import re
 import stat as stat_mod
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import Any, BinaryIO, Mapping
 
 from .errors import LoomError
 from .lru import BoundedLRU
@@ -51,6 +51,12 @@ CODE_LANGUAGES: frozenset[str] = frozenset({
 configuration (Markdown, JSON, YAML, TOML, INI, HTML, CSS, XML, CSV) are not. The ranking's code
 role (:data:`loom_nb.core.paths.CODE_EXTENSIONS`) is read from here, so a new extension of a code
 language is code at once."""
+
+MAX_FILE_BYTES = 1_000_000
+"""The largest file the walk indexes by default (:class:`~loom_nb.index.walk.WalkLimits`):
+bigger ones are usually generated or data."""
+MAX_NOTEBOOK_BYTES = 20_000_000
+"""The largest notebook the walk indexes by default: its size is mostly images in outputs."""
 
 SNIFF_BYTES = 8192
 """How much of a file is read to decide whether it is binary (git reads the same 8 KiB)."""
@@ -236,6 +242,21 @@ def decode_bytes(data: bytes, truncated: bool) -> str:
         return codecs.getincrementaldecoder("utf-8")().decode(data, final=not truncated)
     except UnicodeDecodeError:
         return data.decode("cp1252", errors="replace")
+
+
+def indexed_size_limit(path: str, workspace: Mapping[str, Any] | None) -> int:
+    """The largest ``path`` can be and still be a file the last index of its workspace took:
+    the walk's size limit for its type, as that run recorded it (``workspace`` is the graph's
+    ``metadata["workspace"]``), else the defaults. A bigger file is stale without being read:
+    the next refresh skips it, and reading a 300 MB file that replaced a 2-line one only to
+    find its units changed took 39 s and 1.6 GB.
+
+    >>> indexed_size_limit("a.py", {"max_file_bytes": 2000}), indexed_size_limit("n.ipynb", None)
+    (2000, 20000000)
+    """
+    notebook = detect_language(path) == "notebook"
+    recorded = (workspace or {}).get("max_notebook_bytes" if notebook else "max_file_bytes")
+    return int(recorded) if recorded else MAX_NOTEBOOK_BYTES if notebook else MAX_FILE_BYTES
 
 
 def file_stamp(st: os.stat_result) -> tuple[int, ...]:

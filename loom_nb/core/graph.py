@@ -477,10 +477,8 @@ class LoomGraph:
 
     def _read_reference(self, node: ContentNode) -> str:
         """Read a reference's lines, refusing text that no longer matches its hash."""
-        from .errors import StaleReferenceError
-        from .files import resolve_inside
-
-        from .errors import WorkspaceNotConfirmedError
+        from .errors import StaleReferenceError, WorkspaceNotConfirmedError
+        from .files import indexed_size_limit, resolve_inside
 
         ref = node.reference
         if self.workspace is None and self.unconfirmed_root is not None:
@@ -497,7 +495,7 @@ class LoomGraph:
         except LoomError as exc:  # e.g. a file swapped for a symlink that leaves the workspace
             raise StaleReferenceError(f"{node.id}: {exc}") from None
         try:
-            lines = self._reference_lines(path, ref)
+            lines = self._reference_lines(path, ref, indexed_size_limit(ref.file, self.metadata.get("workspace")))
         except FileNotFoundError:
             raise StaleReferenceError(f"{node.id}: {ref.file} no longer exists; re-index the workspace") from None
         except OSError as exc:  # unreadable now: say so rather than fail the whole query
@@ -517,14 +515,20 @@ class LoomGraph:
         return text
 
     @staticmethod
-    def _reference_lines(path, ref: Reference) -> list[str]:
+    def _reference_lines(path, ref: Reference, limit: int) -> list[str]:
         """The lines a reference's line numbers count in: the file's (raw), or its notebook
-        cell's (masked as it is read, :func:`~loom_nb.core.notebooks.cell_text`)."""
+        cell's (masked as it is read, :func:`~loom_nb.core.notebooks.cell_text`). A file over
+        ``limit`` bytes is not read (:func:`~loom_nb.core.files.indexed_size_limit`)."""
+        import os
+
         from .errors import StaleReferenceError
         from .files import read_lines_cached
 
         if is_secret_file(ref.file):  # a credentials file: its name stands for it, its text is never read
             return secret_file_notice(ref.file).split("\n")
+        size = os.stat(path).st_size
+        if size > limit:  # not what was indexed, and a refresh would skip it: stale, unread
+            raise LoomError(f"{ref.file} is {size:,} bytes now, over the {limit:,} indexing reads (stale); re-index the workspace")
         if not ref.cell:
             return read_lines_cached(path)
         from .notebooks import read_cell

@@ -73,6 +73,9 @@ class IndexReport(Displayable):
     """Files gone since the last index; their units were removed."""
     files_skipped: int = 0
     """Files the walk left out (binary, too large, unreadable); :attr:`skipped_reasons` says why."""
+    files_unreadable_kept: int = 0
+    """Files indexed before that the walk could not read this time (a file or its folder): not
+    known to be gone, so their nodes stay as they were, ids, links and history with them."""
     nodes_added: int = 0
     nodes_removed: int = 0
     nodes_kept: int = 0
@@ -110,6 +113,8 @@ class IndexReport(Displayable):
         if self.secrets:
             parts.append(f"  secrets: {len(self.secrets)} found and masked wherever their text is read "
                          "(loom-nb index --report-secrets lists them)")
+        if self.files_unreadable_kept:
+            parts.append(f"  {self.files_unreadable_kept} unreadable files kept as last indexed (they are not known to be gone)")
         if self.skipped_reasons:
             parts.append("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(self.skipped_reasons.items(), key=lambda x: -x[1])))
         return "\n".join(parts)
@@ -265,6 +270,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     state = state or {"root": str(root), "commit": None, "files": {}, "units_version": UNITS_VERSION}
     recut = state.get("units_version", 1) != UNITS_VERSION
     graph.workspace = root
+    limits = limits or WalkLimits()
     walk = walk_workspace(root, limits, extra_ignores=extra_ignores)
     report = IndexReport(root=root, files_seen=len(walk.files), files_skipped=walk.skipped_count, skipped_reasons=dict(walk.reason_counts))
 
@@ -275,8 +281,12 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     files: dict[str, dict] = state["files"]
     current = {entry.path: entry for entry in walk.files}
 
-    # 1. what is gone or changed
-    stale_paths = [p for p in files if p not in current]
+    # 1. what is gone or changed; a file the walk could not read (chmod 000, an unreadable
+    # folder) is not known to be gone: its nodes stay, or they came back with new ids
+    unreadable = set(walk.unreadable)
+    kept_unread = {p for p in files if p not in current and _under(p, unreadable)}
+    report.files_unreadable_kept = len(kept_unread)
+    stale_paths = [p for p in files if p not in current and p not in kept_unread]
     todo: list[tuple[str, str, str]] = []  # (path, language, text)
     previous: dict[str, list[str]] = {}  # a changed file's nodes, kept where its units' text is as it was
     for path, entry in current.items():
@@ -417,6 +427,8 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
 
     state["commit"] = head
     state["units_version"] = UNITS_VERSION
+    # a query reads no file over these (indexed_size_limit): a refresh would skip it
+    state["max_file_bytes"], state["max_notebook_bytes"] = limits.max_file_bytes, limits.max_notebook_bytes
     state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh
     graph.metadata["workspace"] = state
     # the edges are worked out without the lock and swapped in under it: a query on another
@@ -438,6 +450,14 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     report.seconds = time.perf_counter() - started
     log.info("%s", report)
     return report
+
+
+def _under(path: str, unreadable: set[str]) -> bool:
+    """Whether ``path`` is one of the walk's unreadable files, or in one of its unreadable folders."""
+    if path in unreadable:
+        return True
+    parts = path.split("/")
+    return any("/".join(parts[:k]) + "/" in unreadable for k in range(1, len(parts)))
 
 
 def _uncached(embedder, texts: list[str]) -> int:

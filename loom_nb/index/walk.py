@@ -46,6 +46,8 @@ from loom_nb.core.files import (  # noqa: F401 - the walk's public names, read w
     BINARY_CONTROL_RATIO,
     FILENAME_LANGUAGES,
     LANGUAGES,
+    MAX_FILE_BYTES,
+    MAX_NOTEBOOK_BYTES,
     SNIFF_BYTES,
     NotRegularFileError,
     _inside,
@@ -94,13 +96,13 @@ workspace of a million files does not produce a million records."""
 class WalkLimits:
     """How much of a workspace a walk may take; defaults keep a big monorepo tractable."""
 
-    max_file_bytes: int = 1_000_000
+    max_file_bytes: int = MAX_FILE_BYTES
     """Files bigger than this are skipped (and reported): they are usually generated or data."""
     max_files: int = 20_000
     """Files after this many are skipped and counted, not listed."""
     include_unknown_text: bool = True
     """Index files with unknown extensions as ``"text"`` if their first 8 KiB look like text."""
-    max_notebook_bytes: int = 20_000_000
+    max_notebook_bytes: int = MAX_NOTEBOOK_BYTES
     """Notebooks may be this big: their size is mostly images in outputs, which indexing drops
     (only the cells' text and the gist of their outputs are kept)."""
     max_data_file_bytes: int = 100_000
@@ -138,6 +140,9 @@ class WalkResult:
     """Everything skipped, including what did not fit in :data:`MAX_LISTED_SKIPS` records."""
     reason_counts: dict[str, int] = field(default_factory=dict)
     """Skips per reason kind (see :func:`_reason_kind`), counted before the list was capped."""
+    unreadable: list[str] = field(default_factory=list)
+    """Every file and folder (ending in ``/``) skipped because it could not be read, however many
+    were skipped: a refresh keeps what it indexed there, as it does not know it is gone."""
 
     def summary(self) -> str:
         """One paragraph for a person: how many files, how many skipped and why."""
@@ -273,6 +278,7 @@ class _Walk:
         self.skipped: list[Skipped] = []
         self.skipped_count = 0
         self.reasons: Counter[str] = Counter()
+        self.unreadable: list[str] = []
         self.followed_links: set[str] = set()  # resolved folders already walked via a symlink
         # .git/info/exclude comes first, so the root .gitignore (read while listing the
         # root) overrides it, as in git. The caller's patterns are checked last of all.
@@ -327,6 +333,7 @@ class _Walk:
         except OSError as exc:
             if folder.rel:
                 self.skip(folder.rel + "/", _unreadable(exc))
+                self.unreadable.append(folder.rel + "/")
             log.warning("cannot list %s: %s", folder.path, exc)
             return None
         keyed = []
@@ -397,6 +404,7 @@ class _Walk:
             st = entry.stat()  # follows a symlink to its (inside) target
         except OSError as exc:
             self.skip(rel, _unreadable(exc))
+            self.unreadable.append(rel)
             return
         if not stat_mod.S_ISREG(st.st_mode):
             # Opening a FIFO would block the walk forever.
@@ -428,6 +436,7 @@ class _Walk:
             return
         except OSError as exc:
             self.skip(rel, _unreadable(exc))
+            self.unreadable.append(rel)
             return
         # Known extensions are sniffed too: a NUL-filled ".txt" or ".json" is data, and its
         # text would only add noise to the index.
@@ -498,6 +507,6 @@ def walk_workspace(
     walk.run()
     walk.files.sort(key=lambda f: f.path)
     result = WalkResult(Path(real_root), walk.files, walk.skipped, walk.skipped_count,
-                        dict(walk.reasons))
+                        dict(walk.reasons), walk.unreadable)
     log.info("%s", result.summary())
     return result
