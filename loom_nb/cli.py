@@ -48,11 +48,17 @@ def input_text(data: bytes, where: str) -> str:
 
 
 def read_text_file(path: Path) -> str:
-    """A text file's contents, refusing binary and huge files with a clear message."""
+    """A text file's contents, refusing binary and huge files, and credentials files unread
+    (as :meth:`~loom_nb.core.engine.Loom.add_file` does), with a clear message."""
+    from .core.secrets import is_secret_file
+
     if path.is_dir():
         raise LoomError(f"{path}: is a folder; give a file (or `loom-nb index` a folder)")
     if not path.is_file():
         raise LoomError(f"{path}: no such file")
+    if is_secret_file(path.name):  # its values would reach the prompt unmasked where add_file refuses it
+        raise LoomError(f"{path}: is a credentials file: loom-nb never reads one (index lists such files by name only); "
+                        "add the lines you need as text instead, and their credentials are masked")
     size = path.stat().st_size
     if size > MAX_INPUT_BYTES:
         raise LoomError(f"{path}: {size:,} bytes is over the {MAX_INPUT_BYTES:,}-byte limit for one input")

@@ -111,3 +111,12 @@ def test_piped_chat_errors_print_once_and_bad_commands_do_not_end_it(session, mo
         assert out.startswith("one")
         code, out, err = run(monkeypatch, capsys, ["chat", str(session), "--host", server.host], b"second\n")
     assert code == 2 and err.count("unexpectedly stopped") == 1
+
+
+def test_add_file_refuses_a_credentials_file_as_add_file_does(session, tmp_path, monkeypatch, capsys):
+    env = tmp_path / ".env"
+    env.write_text("REDIS_AUTH=correcthorsebatterystaple\n")
+    before = snapshot(session)
+    code, out, err = run(monkeypatch, capsys, ["add", str(session), "--file", str(env)])
+    assert code == 2 and "is a credentials file" in err and "correcthorse" not in out + err
+    assert snapshot(session) == before
