@@ -214,6 +214,15 @@ def test_cache_dir_reuses_the_session(tmp_path):
     assert [i.to_dict() for i in first.results[0].items] == [i.to_dict() for i in second.results[0].items]
 
 
+def test_a_cache_inside_the_workspace_is_not_graded_as_workspace_files(tmp_path):
+    ws = _workspace(tmp_path)
+    case = Case("c", "refresh token graph", workspace=ws.resolve(), gold_files=("pkg/auth.py",))
+    for _ in range(2):
+        rep = evaluate([case], budget=100_000, strategies=("loom", "whole-file"), embedder=HashingEmbedder(), cache_dir=ws / ".eval-cache")
+    loaded = {i.path for r in rep.results for i in r.items}
+    assert loaded and not any(p.startswith(".eval-cache") for p in loaded), loaded
+
+
 def test_bad_inputs(tmp_path):
     with pytest.raises(LoomError, match="unknown strategy 'grep'"):
         evaluate([], strategies=("grep",))
