@@ -222,10 +222,31 @@ def _search_space(names: str | None):
     return {n: DEFAULT_SPACE[n] for n in wanted}
 
 
+def _budgets(text: str) -> list[int]:
+    """``--budgets 4000,8000``: positive whole numbers of tokens, as ``eval --budget`` takes."""
+    budgets = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            budget = int(part)
+        except ValueError:
+            raise LoomError(f"--budgets: {part!r} is not a whole number of tokens") from None
+        if budget <= 0:
+            raise LoomError(f"--budgets: the budget must be a positive number of tokens, got {budget}")
+        budgets.append(budget)
+    if not budgets:
+        raise LoomError("--budgets: give one or more token budgets, such as 4000,8000")
+    return budgets
+
+
 def cmd_tune(args) -> int:
     from .evaluation.run import Workbench, load_cases
-    from .evaluation.tuning import cross_validate, prepare, tuning_figure
+    from .evaluation.tuning import check_tuning, cross_validate, prepare, tuning_figure
 
+    budgets = _budgets(args.budgets)
+    check_tuning(args.folds, args.metric, budgets)  # before the cases are indexed, not after
+    space = _search_space(args.params)
     cases, origin = [], {}
     for path in args.cases:
         found, errors = load_cases(Path(path))
@@ -235,7 +256,8 @@ def cmd_tune(args) -> int:
         origin.update({c.id: Path(path).stem for c in found})
     if not cases:
         raise LoomError("no valid cases")
-    budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
+    if args.folds > len(cases):
+        raise LoomError(f"--folds {args.folds} is more than the {len(cases)} case(s): each fold must hold a case to grade")
     _check_output(args.json)
     bench = Workbench(_embedder(args.embedder), args.cache)
     prepared = prepare(cases, bench)
@@ -244,7 +266,7 @@ def cmd_tune(args) -> int:
 
     base = seed_config() if args.base == "seed" else LoomConfig()
     report = cross_validate(prepared, budgets, base=base, k=args.folds, metric=args.metric, rounds=args.rounds, seed=args.seed,
-                            group=lambda case: origin[case.id], space=_search_space(args.params))
+                            group=lambda case: origin[case.id], space=space)
     print(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=2, default=float) + "\n", encoding="utf-8")
@@ -467,8 +489,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tune", help="search weights and thresholds on labelled cases, with held-out folds")
     p.add_argument("cases", nargs="+", help="JSON Lines cases files (folds are balanced across files)")
     p.add_argument("--budgets", default="4000,8000,16000", help="the metric is averaged over these budgets")
-    p.add_argument("--metric", default="line_recall", help="line_recall (default), file_recall, recall, precision")
-    p.add_argument("--folds", type=int, default=5)
+    p.add_argument("--metric", default="line_recall", choices=["line_recall", "file_recall", "recall", "precision"],
+                   help="what the search maximises (default line_recall)")
+    p.add_argument("--folds", type=int, default=5, help="held-out folds, 2 to the number of cases (default 5)")
     p.add_argument("--rounds", type=int, default=2, help="coordinate-ascent rounds per search")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--params", help="search only these parameters (comma-separated names of loom_nb.evaluation.tuning.DEFAULT_SPACE)")
