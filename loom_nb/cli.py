@@ -252,8 +252,14 @@ def cmd_tune(args) -> int:
         found, errors = load_cases(Path(path))
         for message in errors:
             print(f"loom-nb: warning: {message}", file=sys.stderr)
+        repeated = [c for c in found if c.id in origin]
+        if repeated:  # a held-out case whose twin trains would leak into the search
+            first = repeated[0]
+            raise LoomError(f"{path}:{first.line}: id {first.id!r} is already used in {origin[first.id][1]}"
+                            + (f" (and {len(repeated) - 1} more)" if len(repeated) > 1 else "")
+                            + "; ids must be unique across the cases files (is a file given twice?)")
         cases.extend(found)
-        origin.update({c.id: Path(path).stem for c in found})
+        origin.update({c.id: (Path(path).stem, path) for c in found})
     if not cases:
         raise LoomError("no valid cases")
     if args.folds > len(cases):
@@ -266,7 +272,7 @@ def cmd_tune(args) -> int:
 
     base = seed_config() if args.base == "seed" else LoomConfig()
     report = cross_validate(prepared, budgets, base=base, k=args.folds, metric=args.metric, rounds=args.rounds, seed=args.seed,
-                            group=lambda case: origin[case.id], space=space)
+                            group=lambda case: origin[case.id][0], space=space)
     print(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=2, default=float) + "\n", encoding="utf-8")

@@ -191,3 +191,14 @@ def test_cross_validate_leaves_empty_folds_out(cases):
     for k, metric, budgets in ((1, "line_recall", [250]), (2, "tokens", [250]), (2, "line_recall", []), (2, "line_recall", [0])):
         with pytest.raises(LoomError):
             cross_validate(prepared, budgets, k=k, metric=metric)
+
+
+def test_cli_tune_refuses_an_id_repeated_across_files(cases, tmp_path, capsys):
+    """tune c.jsonl c.jsonl kept both copies, so a held-out case's twin trained the search."""
+    path = _cases_file(cases, tmp_path / "cases.jsonl")
+    other = _cases_file(cases[2:], tmp_path / "other.jsonl")
+    for files in ([path, path], [path, other]):
+        code = main(["tune", *map(str, files), "--budgets", "250", "--folds", "2", "--rounds", "1", "--embedder", "hashing",
+                     "--params", "weights.terms"])
+        err = capsys.readouterr().err
+        assert code == 2 and "is already used in" in err and "unique across the cases files" in err
