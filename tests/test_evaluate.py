@@ -128,6 +128,10 @@ def test_load_cases_reports_bad_lines_and_keeps_the_rest(cases_file):
     ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["a"], "gold_ranges": {"a": [[5, 2]]}}, "1 <= start <= end"),
     ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["a"], "budget": 0}, "positive integer"),
     ([1, 2], "JSON object"),
+    ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["../../etc/passwd"]}, "inside the workspace"),
+    ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["/etc/passwd"]}, "inside the workspace"),
+    ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["a.py"], "gold_ranges": {"../a.py": [[1, 1]]}}, "inside the workspace"),
+    ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["a.py"], "gold_ranges": {"b.py": [[1, 1]]}}, "not in gold_files"),
 ])
 def test_malformed_cases(tmp_path, bad, message):
     path = tmp_path / "c.jsonl"
@@ -221,6 +225,18 @@ def test_a_cache_inside_the_workspace_is_not_graded_as_workspace_files(tmp_path)
         rep = evaluate([case], budget=100_000, strategies=("loom", "whole-file"), embedder=HashingEmbedder(), cache_dir=ws / ".eval-cache")
     loaded = {i.path for r in rep.results for i in r.items}
     assert loaded and not any(p.startswith(".eval-cache") for p in loaded), loaded
+
+
+def test_gold_labels_the_workspace_cannot_hold_are_warned_about_once_per_case(tmp_path, caplog):
+    ws = _workspace(tmp_path)
+    cases = [Case("past-eof", "refresh token", workspace=ws.resolve(), gold_files=("pkg/auth.py",), gold_ranges={"pkg/auth.py": ((900, 1000),)}),
+             Case("gone", "refresh token", workspace=ws.resolve(), gold_files=("pkg/auths.py",)),
+             Case("fine", "refresh token", workspace=ws.resolve(), gold_files=("pkg/auth.py",), gold_ranges={"pkg/auth.py": ((4, 6),)})]
+    with caplog.at_level("WARNING", logger="loom_nb.evaluation.run"):
+        evaluate_budgets(cases, [300, 600], strategies=("loom", "bm25"), embedder=HashingEmbedder())
+    warned = [r.getMessage() for r in caplog.records if r.name == "loom_nb.evaluation.run"]
+    assert warned == ["case past-eof: gold_ranges 'pkg/auth.py' [900, 1000] runs past the file's end (10 lines)",
+                      "case gone: gold file 'pkg/auths.py' is not in the workspace"]
 
 
 def test_bad_inputs(tmp_path):

@@ -62,7 +62,7 @@ from ..core.config import SIGNALS, LoomConfig
 from ..core.errors import LoomError
 from ..core.modes import message_weights
 from .baselines import WINDOW_LINES, _Workspace, run_baseline  # noqa: F401 - importable from here, as before
-from .cases import Case, load_cases, parse_case  # noqa: F401
+from .cases import Case, gold_problems, load_cases, parse_case  # noqa: F401
 from .metrics import Comparison, Gold, Loaded, Metrics, _overlaps, char_span_lines, grade, paired_bootstrap  # noqa: F401
 
 log = logging.getLogger(__name__)
@@ -364,6 +364,9 @@ class Workbench:
         """The last session indexed per parent folder, and its workspace: a mined history's trees are siblings
         (``cache/<sha>``), and a new tree starts from its sibling's session, so only the
         files that differ are parsed again (the others are read and hashed)."""
+        self.warnings: list[str] = []
+        """What :meth:`check_gold` found wrong with the cases' gold labels, once per case."""
+        self._checked: set[str] = set()
         self._loaded = len(self.embedder)
         if self.cache_dir is not None:
             path = _shared_cache_file(self.cache_dir, self.embedder.model_id)
@@ -413,6 +416,17 @@ class Workbench:
                 self.failures[key] = str(exc)
                 raise
         return self.looms[key]
+
+    def check_gold(self, case: Case, loom) -> None:
+        """Warn (once per case) about gold files not in the workspace and ranges past a
+        file's end (:func:`~loom_nb.evaluation.cases.gold_problems`): they grade as misses."""
+        root = case.workspace or loom.graph.workspace
+        if case.id in self._checked or root is None:
+            return
+        self._checked.add(case.id)
+        for problem in gold_problems(case, Path(root)):
+            log.warning("%s", problem)
+            self.warnings.append(problem)
 
     def workspace(self, case: Case, loom) -> _Workspace:
         """The files and windows the baselines load from."""
@@ -507,6 +521,7 @@ def run_case(bench: Workbench, case: Case, strategies: Sequence[str], budget: in
         loom = bench.loom(case)
     except LoomError as exc:
         return [CaseResult(case.id, s, [], None, str(exc)) for s in strategies]
+    bench.check_gold(case, loom)
     case_budget = case.budget or budget
     spans = {}
     for node_id in case.gold_nodes:

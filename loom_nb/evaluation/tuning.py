@@ -150,6 +150,7 @@ def prepare(cases: Sequence[Case], bench: Workbench) -> list[Prepared]:
     out = []
     for case in cases:
         loom = bench.loom(case)
+        bench.check_gold(case, loom)
         query = Query(case.query, [{"role": r, "content": c} for r, c in case.history])
         retrieval = query.retrieval_text()
         out.append(Prepared(case, loom, loom.embedder.embed([query.vector_text()])[0],
