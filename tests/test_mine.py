@@ -150,3 +150,17 @@ def test_a_removed_line_that_starts_with_two_dashes_is_not_a_file_header():
     patch = ("diff --git a/q.sql b/q.sql\n--- a/q.sql\n+++ b/q.sql\n@@ -1,3 +1,2 @@\n select 1;\n--- old note\n select 2;\n"
              "@@ -9,2 +8,3 @@\n x\n+++ added note\n y\n")
     assert patch_spans(patch) == {"q.sql": [(2, 2, "changed"), (9, 10, "inserted")]}
+
+
+def test_a_source_file_with_a_non_ascii_name_is_gold(tmp_path):
+    """git quotes such paths ("caf\\303\\251.py") unless told not to: the commit was rejected."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "café.py").write_text("def f():\n    return 1\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "initial commit of the project")
+    (repo / "café.py").write_text("def f():\n    return 11\n")
+    git(repo, "commit", "-q", "-am", "Change f to return eleven instead of one")
+    cases, report = mine_commits(repo, cache=tmp_path / "trees")
+    assert report.kept == 1 and cases[0]["gold_ranges"] == {"café.py": [[2, 2]]}

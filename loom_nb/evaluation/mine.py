@@ -97,7 +97,9 @@ class MineReport:
 
 
 def _git(repo: Path, *args: str, binary: bool = False) -> str | bytes:
-    done = subprocess.run(["git", "--git-dir" if _is_bare(repo) else "-C", str(repo), *args],
+    # core.quotePath=false: git otherwise prints a non-ASCII path as "caf\303\251.py", which
+    # named no file, so every commit to one was rejected as changing no source file
+    done = subprocess.run(["git", "--git-dir" if _is_bare(repo) else "-C", str(repo), "-c", "core.quotePath=false", *args],
                           capture_output=True, check=False, env={**os.environ, "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
     if done.returncode != 0:
         raise LoomError(f"git {' '.join(args[:3])} failed in {repo}: {done.stderr.decode(errors='replace').strip()}")
