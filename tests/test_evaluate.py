@@ -434,3 +434,13 @@ def test_the_report_prints_the_default_against_each_forced_mode(report):
         assert f"loom − {mode}: " in text
     assert "paired bootstrap over 1 case;" in text  # line recall: one case has gold ranges
     assert "cannot tell the two apart" in text
+
+
+def test_a_session_case_never_borrows_the_index_of_a_workspace_case_on_the_same_folder(tmp_path):
+    ws = _workspace(tmp_path)
+    cases = [Case("w", "refresh token", workspace=ws.resolve(), gold_files=("pkg/auth.py",)),
+             Case("s", "refresh token", session=ws.resolve(), gold_nodes=("n1",))]
+    rep = evaluate(cases, budget=300, strategies=("loom",), embedder=HashingEmbedder())
+    assert rep.result("w", "loom").metrics is not None
+    s = rep.result("s", "loom")
+    assert s.metrics is None and "no session here" in s.error

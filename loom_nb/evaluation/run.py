@@ -328,6 +328,11 @@ class EvalReport:
         return f"EvalReport({len(self.cases)} cases, strategies={list(self.strategies)}, budget={self.budget})"
 
 
+def _source(case: Case) -> tuple[str, Path]:
+    """What a case's Loom is made from: ``("workspace", folder)`` or ``("session", folder)``."""
+    return ("workspace", case.workspace) if case.workspace is not None else ("session", case.session)
+
+
 def _cache_folder(cache_dir: Path, workspace: Path, model_id: str) -> Path:
     digest = hashlib.sha1(str(workspace).encode()).hexdigest()[:10]
     model = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)
@@ -357,9 +362,11 @@ class Workbench:
         self.explicit_embedder = embedder is not None
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.progress = progress
-        self.looms: dict[Path, Any] = {}
+        self.looms: dict[tuple[str, Path], Any] = {}
+        """Keyed by :func:`_source` (kind and folder): a folder given as one case's workspace
+        and another's session is two things, an index made here and a session opened as it is."""
         self.spaces: dict[Path, _Workspace] = {}
-        self.failures: dict[Path, str] = {}
+        self.failures: dict[tuple[str, Path], str] = {}
         self._siblings: dict[Path, tuple[Path, Path]] = {}
         """The last session indexed per parent folder, and its workspace: a mined history's trees are siblings
         (``cache/<sha>``), and a new tree starts from its sibling's session, so only the
@@ -383,7 +390,7 @@ class Workbench:
         from ..embed import CachedEmbedder
         from ..core.engine import Loom
 
-        key = case.workspace or case.session
+        key = _source(case)
         if key in self.failures:
             raise LoomError(self.failures[key])
         if key not in self.looms:
@@ -440,8 +447,7 @@ class Workbench:
 
     def release(self, case: Case) -> None:
         """Forget a case's Loom and workspace (its next use opens them again)."""
-        key = case.workspace or case.session
-        loom = self.looms.pop(key, None)
+        loom = self.looms.pop(_source(case), None)
         if loom is not None:
             self.spaces.pop(Path(case.workspace or loom.graph.workspace or "."), None)
 
@@ -602,13 +608,13 @@ def evaluate_budgets(
     bench = bench or Workbench(embedder, cache_dir, progress)
     last_use = {}
     for k, case in enumerate(cases):
-        last_use[case.workspace or case.session] = k
+        last_use[_source(case)] = k
     results: dict[int, list[CaseResult]] = {b: [] for b in budgets}
     try:
         for k, case in enumerate(cases):
             for budget in budgets:
                 results[budget].extend(run_case(bench, case, strategies, budget, config))
-            if own and last_use[case.workspace or case.session] == k:
+            if own and last_use[_source(case)] == k:
                 bench.release(case)
     finally:
         if own:
