@@ -186,20 +186,25 @@ def cmd_eval(args) -> int:
     return 0
 
 
-def _check_output(path) -> None:
-    """Refuse an output file that cannot be written before a long run, not after it."""
+def _check_output(path, flag: str = "--json", example: str = "report.json", makes_folder: bool = False) -> None:
+    """Refuse an output file that cannot be written before a long run, not after it
+    (``makes_folder``: the writer creates a missing folder, as ``mine --out`` does)."""
     if path is None:
         return
     path = Path(path)
     if path.is_dir():
-        raise LoomError(f"--json {path} is a folder; give a file name, such as {path / 'report.json'}")
-    if not path.parent.is_dir():
-        raise LoomError(f"--json {path}: the folder {path.parent} does not exist")
+        raise LoomError(f"{flag} {path} is a folder; give a file name, such as {path / example}")
+    parent = next((p for p in path.parents if p.exists()), path.parent) if makes_folder else path.parent
+    if not parent.exists():
+        raise LoomError(f"{flag} {path}: the folder {parent} does not exist")
+    if not parent.is_dir():
+        raise LoomError(f"{flag} {path}: {parent} is a file, not a folder")
 
 
 def cmd_mine(args) -> int:
     from .evaluation.mine import MineLimits, mine_commits, write_cases
 
+    _check_output(args.out, "--out", "cases.jsonl", makes_folder=True)  # before the trees are extracted
     limits = MineLimits(max_files=args.max_files, max_changed_lines=args.max_lines)
     cases, report = mine_commits(args.repo, max_cases=args.max, cache=args.cache, rev=args.rev, since=args.since,
                                  until=args.until, limits=limits, name=args.name)
@@ -247,6 +252,8 @@ def cmd_tune(args) -> int:
     budgets = _budgets(args.budgets)
     check_tuning(args.folds, args.metric, budgets)  # before the cases are indexed, not after
     space = _search_space(args.params)
+    _check_output(args.json)
+    _check_output(args.figure, "--figure", "tuning.html")
     cases, origin = [], {}
     for path in args.cases:
         found, errors = load_cases(Path(path))
@@ -264,7 +271,6 @@ def cmd_tune(args) -> int:
         raise LoomError("no valid cases")
     if args.folds > len(cases):
         raise LoomError(f"--folds {args.folds} is more than the {len(cases)} case(s): each fold must hold a case to grade")
-    _check_output(args.json)
     bench = Workbench(_embedder(args.embedder), args.cache)
     prepared = prepare(cases, bench)
     bench.save()

@@ -164,3 +164,12 @@ def test_a_source_file_with_a_non_ascii_name_is_gold(tmp_path):
     git(repo, "commit", "-q", "-am", "Change f to return eleven instead of one")
     cases, report = mine_commits(repo, cache=tmp_path / "trees")
     assert report.kept == 1 and cases[0]["gold_ranges"] == {"café.py": [[2, 2]]}
+
+
+def test_cli_mine_checks_out_before_extracting_trees(repo, tmp_path, capsys):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "file").write_text("")
+    for out, message in ((tmp_path / "out", "is a folder"), (tmp_path / "file" / "cases.jsonl", "is a file, not a folder")):
+        assert main(["mine", str(repo), "--out", str(out), "--cache", str(tmp_path / "trees")]) == 2
+        assert message in capsys.readouterr().err and not (tmp_path / "trees").exists()
+    assert main(["mine", str(repo), "--out", str(tmp_path / "new" / "cases.jsonl"), "--cache", str(tmp_path / "trees")]) == 0

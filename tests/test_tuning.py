@@ -202,3 +202,15 @@ def test_cli_tune_refuses_an_id_repeated_across_files(cases, tmp_path, capsys):
                      "--params", "weights.terms"])
         err = capsys.readouterr().err
         assert code == 2 and "is already used in" in err and "unique across the cases files" in err
+
+
+def test_cli_tune_checks_the_figure_path_before_the_run(cases, tmp_path, capsys, monkeypatch):
+    import loom_nb.evaluation.tuning as tuning
+
+    monkeypatch.setattr(tuning, "prepare", lambda *a, **k: pytest.fail("the cases were indexed before the refusal"))
+    path = _cases_file(cases, tmp_path / "cases.jsonl")
+    for flag, value, message in (("--figure", tmp_path / "none" / "f.html", "does not exist"), ("--figure", tmp_path, "is a folder"),
+                                 ("--json", tmp_path, "is a folder")):
+        code = main(["tune", str(path), "--budgets", "250", "--folds", "2", "--embedder", "hashing", flag, str(value)])
+        err = capsys.readouterr().err
+        assert code == 2 and f"{flag} {value}" in err and message in err
