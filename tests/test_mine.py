@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from loom_nb.cli import main
+from loom_nb.core.errors import LoomError
 from loom_nb.evaluation.run import load_cases
 from loom_nb.evaluation.mine import MineLimits, clean_message, gold_spans, is_source, mine_commits, parse_hunks, patch_spans, write_cases
 
@@ -173,3 +174,12 @@ def test_cli_mine_checks_out_before_extracting_trees(repo, tmp_path, capsys):
         assert main(["mine", str(repo), "--out", str(out), "--cache", str(tmp_path / "trees")]) == 2
         assert message in capsys.readouterr().err and not (tmp_path / "trees").exists()
     assert main(["mine", str(repo), "--out", str(tmp_path / "new" / "cases.jsonl"), "--cache", str(tmp_path / "trees")]) == 0
+
+
+def test_rev_is_never_a_git_option(repo, tmp_path):
+    written = tmp_path / "WRITTEN_BY_GIT"
+    with pytest.raises(LoomError, match="cannot start with '-'"):
+        mine_commits(repo, cache=tmp_path / "t", rev=f"--output={written}", materialise_trees=False)
+    assert not written.exists()
+    cases, _ = mine_commits(repo, cache=tmp_path / "t", rev="main", since="2000-01-01", materialise_trees=False)
+    assert len(cases) == 1
