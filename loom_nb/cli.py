@@ -172,7 +172,11 @@ def cmd_eval(args) -> int:
         print(f"loom-nb: warning: {message}", file=sys.stderr)
     if not cases:
         raise LoomError(f"{args.cases}: no valid cases")
-    strategies = tuple(s.strip() for s in args.strategy.split(",") if s.strip()) if args.strategy else STRATEGIES
+    strategies = STRATEGIES
+    if args.strategy is not None:  # each once: loom,loom printed the row twice
+        strategies = tuple(dict.fromkeys(s.strip() for s in args.strategy.split(",") if s.strip()))
+        if not strategies:
+            raise LoomError(f"--strategy {args.strategy!r}: give one or more strategies, such as loom,bm25-chunks")
     if args.ablations:
         strategies = tuple(dict.fromkeys(strategies + ("loom",) + ablations()))
     report = evaluate(cases, budget=args.budget, strategies=strategies, embedder=_embedder(args.embedder), cache_dir=args.cache)

@@ -239,6 +239,18 @@ def test_gold_labels_the_workspace_cannot_hold_are_warned_about_once_per_case(tm
                       "case gone: gold file 'pkg/auths.py' is not in the workspace"]
 
 
+def test_cli_eval_runs_each_strategy_once_and_refuses_none(cases_file, capsys):
+    assert main(["eval", str(cases_file), "--budget", "400", "--strategy", "loom,bm25,loom", "--embedder", "hashing"]) == 0
+    table = capsys.readouterr().out.split("prec/recall")[0]
+    assert [line.split()[:2] for line in table.splitlines()[2:]] == [["loom", "3"], ["bm25", "3"]]
+    for empty in (",", " , ", ""):
+        assert main(["eval", str(cases_file), "--strategy", empty, "--embedder", "hashing"]) == 2
+        err = capsys.readouterr().err
+        assert "give one or more strategies" in err and "reasons above" not in err
+    with pytest.raises(LoomError, match="at least one strategy"):
+        evaluate([], strategies=())
+
+
 def test_bad_inputs(tmp_path):
     with pytest.raises(LoomError, match="unknown strategy 'grep'"):
         evaluate([], strategies=("grep",))

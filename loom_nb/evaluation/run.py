@@ -577,6 +577,8 @@ def run_case(bench: Workbench, case: Case, strategies: Sequence[str], budget: in
 
 
 def _check(strategies: Sequence[str], budgets: Sequence[int]) -> None:
+    if not strategies:
+        raise LoomError("give at least one strategy")
     unknown = [s for s in strategies if s not in STRATEGIES and _ablated_signal(s) is None]
     if unknown:
         raise LoomError(f"unknown strategy {', '.join(map(repr, unknown))}; the strategies are {', '.join(STRATEGIES)}, "
@@ -603,6 +605,7 @@ def evaluate_budgets(
     replaces the Loom's ranking and packing parameters (weights, floors, chunking) for
     the run; ``bench`` reuses Looms already open (then nothing is released).
     """
+    strategies = tuple(dict.fromkeys(strategies))  # each once, or its row and its cases count twice
     _check(strategies, budgets)
     own = bench is None
     bench = bench or Workbench(embedder, cache_dir, progress)
