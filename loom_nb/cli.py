@@ -19,6 +19,7 @@ import argparse
 import gc
 import json
 import logging
+import os
 import re
 import sys
 from contextlib import nullcontext
@@ -92,6 +93,8 @@ def _one_shot() -> None:
 
 def cmd_add(args) -> int:
     _one_shot()
+    if args.file and args.text is not None:  # one of them would be dropped without a word
+        raise LoomError("give the text or --file, not both")
     if args.file:
         text = read_text_file(Path(args.file))
     elif args.text is not None:
@@ -106,6 +109,8 @@ def cmd_add(args) -> int:
 
 def cmd_query(args) -> int:
     _one_shot()
+    if args.pack and args.prompt:  # the pack is the structured view of the context; the prompt is its text
+        raise LoomError("--pack prints the context pack, --prompt the prompt: give one of them")
     with _editing(args) if args.save else nullcontext(_open(args)) as loom:
         result = loom.query(args.text, budget=args.budget, model=args.model, window=args.window, mode=args.mode, ask_ollama=args.ask_ollama)
     if args.pack:
@@ -141,6 +146,8 @@ def cmd_show(args) -> int:
     from .views.text import node_text
 
     _one_shot()
+    if args.events is not None and args.events < 1:
+        raise LoomError(f"--events {args.events}: give a number of events of at least 1 (or --events alone for the last 50)")
     loom = _open(args)
     if args.events:
         events = loom.events()
@@ -468,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = session_parser("show", "describe a session or one node")
     p.add_argument("node", nargs="?")
-    p.add_argument("--events", type=int, nargs="?", const=50, default=0, metavar="N",
+    p.add_argument("--events", type=int, nargs="?", const=50, default=None, metavar="N",
                    help="print the last N telemetry events (default 50) from events.jsonl")
     p.set_defaults(func=cmd_show)
 
@@ -563,21 +570,48 @@ class _Printable:
         return getattr(self._stream, name)
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null after a broken pipe, so the interpreter's last flush at exit
+    does not fail again (the pattern the Python docs give for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+    except (OSError, AttributeError, ValueError):  # no real stdout (a test's capture): nothing to quiet
+        pass
+
+
+class _CommandLineWords(logging.Filter):
+    """The library's hints name its Python arguments; on the command line, name the option."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and "until you pass workspace=%r" in record.msg:
+            record.msg = record.msg.replace("until you pass workspace=%r", "until you pass --workspace %s")
+        return True
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    engine_log, words = logging.getLogger("loom_nb.core.engine"), _CommandLineWords()
+    engine_log.addFilter(words)  # for this command only: a notebook that calls main() keeps the Python wording
     collecting = gc.isenabled()
     stdout, sys.stdout = sys.stdout, _Printable(sys.stdout)  # what a workspace holds is shown, never run by the terminal
     try:
-        return args.func(args)
+        code = args.func(args)
+        stdout.flush()  # a reader that left (| head) shows here, not as a traceback at exit
+        return code
     except LoomError as exc:
         print(f"loom-nb: error: {printable(str(exc))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader left (| head): stop quietly, with the status cat gets from SIGPIPE
+        _quiet_stdout()
+        return 141
     except OSError as exc:  # a path the user gave: a folder where a file belongs, a missing parent, no permission
         where = f": {exc.filename}" if exc.filename else ""
         print(printable(f"loom-nb: error: {exc.strerror or exc}{where}"), file=sys.stderr)
         return 2
     finally:
+        engine_log.removeFilter(words)
         sys.stdout = stdout
         if collecting:  # main() called in a process that goes on (a test, a notebook)
             gc.enable()
