@@ -371,6 +371,16 @@ class _Walk:
         folder = _Folder(folder.path, folder.rel, folder.real, layers, folder.ancestors)
         return ((folder, entry, is_dir) for _, entry, is_dir in keyed)
 
+    def _never_walked(self, folder: _Folder, entry: os.DirEntry, is_dir: bool) -> str | None:
+        """Why an entry is left out whatever the ignore files say, or None."""
+        if is_dir and _default_ignored(entry.name):
+            return "default ignore"
+        if not folder.rel and self.root_is_session and entry.name in SESSION_ENTRIES:
+            return "the session's own file"
+        if is_dir and is_session_folder(entry.path):
+            return "a loom-nb session folder"
+        return None
+
     def _visit(self, folder: _Folder, entry: os.DirEntry, is_dir: bool) -> _Folder | None:
         """Take, skip or descend into one entry; returns a folder to walk next, if any."""
         rel = f"{folder.rel}/{entry.name}" if folder.rel else entry.name
@@ -380,14 +390,9 @@ class _Walk:
         except UnicodeEncodeError:  # a Latin-1 name on a UTF-8 system; it would poison JSON
             self.skip(shown.encode("utf-8", "replace").decode("utf-8"), "file name is not valid UTF-8")
             return None
-        if is_dir and _default_ignored(entry.name):
-            self.skip(shown, "default ignore")
-            return None
-        if not folder.rel and self.root_is_session and entry.name in SESSION_ENTRIES:
-            self.skip(shown, "the session's own file")
-            return None
-        if is_dir and is_session_folder(entry.path):
-            self.skip(shown, "a loom-nb session folder")
+        reason = self._never_walked(folder, entry, is_dir)
+        if reason is not None:
+            self.skip(shown, reason)
             return None
         layers = folder.layers if self.extra_layer is None else (*folder.layers, self.extra_layer)
         source = _ignored_by(layers, rel, is_dir)  # the caller's patterns have the last word
