@@ -19,6 +19,7 @@ import argparse
 import gc
 import json
 import logging
+import os
 import re
 import sys
 from contextlib import nullcontext
@@ -48,11 +49,17 @@ def input_text(data: bytes, where: str) -> str:
 
 
 def read_text_file(path: Path) -> str:
-    """A text file's contents, refusing binary and huge files with a clear message."""
+    """A text file's contents, refusing binary and huge files, and credentials files unread
+    (as :meth:`~loom_nb.core.engine.Loom.add_file` does), with a clear message."""
+    from .core.secrets import is_secret_file
+
     if path.is_dir():
         raise LoomError(f"{path}: is a folder; give a file (or `loom-nb index` a folder)")
     if not path.is_file():
         raise LoomError(f"{path}: no such file")
+    if is_secret_file(path.name):  # its values would reach the prompt unmasked where add_file refuses it
+        raise LoomError(f"{path}: is a credentials file: loom-nb never reads one (index lists such files by name only); "
+                        "add the lines you need as text instead, and their credentials are masked")
     size = path.stat().st_size
     if size > MAX_INPUT_BYTES:
         raise LoomError(f"{path}: {size:,} bytes is over the {MAX_INPUT_BYTES:,}-byte limit for one input")
@@ -86,6 +93,8 @@ def _one_shot() -> None:
 
 def cmd_add(args) -> int:
     _one_shot()
+    if args.file and args.text is not None:  # one of them would be dropped without a word
+        raise LoomError("give the text or --file, not both")
     if args.file:
         text = read_text_file(Path(args.file))
     elif args.text is not None:
@@ -100,6 +109,8 @@ def cmd_add(args) -> int:
 
 def cmd_query(args) -> int:
     _one_shot()
+    if args.pack and args.prompt:  # the pack is the structured view of the context; the prompt is its text
+        raise LoomError("--pack prints the context pack, --prompt the prompt: give one of them")
     with _editing(args) if args.save else nullcontext(_open(args)) as loom:
         result = loom.query(args.text, budget=args.budget, model=args.model, window=args.window, mode=args.mode, ask_ollama=args.ask_ollama)
     if args.pack:
@@ -135,6 +146,8 @@ def cmd_show(args) -> int:
     from .views.text import node_text
 
     _one_shot()
+    if args.events is not None and args.events < 1:
+        raise LoomError(f"--events {args.events}: give a number of events of at least 1 (or --events alone for the last 50)")
     loom = _open(args)
     if args.events:
         events = loom.events()
@@ -166,7 +179,11 @@ def cmd_eval(args) -> int:
         print(f"loom-nb: warning: {message}", file=sys.stderr)
     if not cases:
         raise LoomError(f"{args.cases}: no valid cases")
-    strategies = tuple(s.strip() for s in args.strategy.split(",") if s.strip()) if args.strategy else STRATEGIES
+    strategies = STRATEGIES
+    if args.strategy is not None:  # each once: loom,loom printed the row twice
+        strategies = tuple(dict.fromkeys(s.strip() for s in args.strategy.split(",") if s.strip()))
+        if not strategies:
+            raise LoomError(f"--strategy {args.strategy!r}: give one or more strategies, such as loom,bm25-chunks")
     if args.ablations:
         strategies = tuple(dict.fromkeys(strategies + ("loom",) + ablations()))
     report = evaluate(cases, budget=args.budget, strategies=strategies, embedder=_embedder(args.embedder), cache_dir=args.cache)
@@ -180,20 +197,25 @@ def cmd_eval(args) -> int:
     return 0
 
 
-def _check_output(path) -> None:
-    """Refuse an output file that cannot be written before a long run, not after it."""
+def _check_output(path, flag: str = "--json", example: str = "report.json", makes_folder: bool = False) -> None:
+    """Refuse an output file that cannot be written before a long run, not after it
+    (``makes_folder``: the writer creates a missing folder, as ``mine --out`` does)."""
     if path is None:
         return
     path = Path(path)
     if path.is_dir():
-        raise LoomError(f"--json {path} is a folder; give a file name, such as {path / 'report.json'}")
-    if not path.parent.is_dir():
-        raise LoomError(f"--json {path}: the folder {path.parent} does not exist")
+        raise LoomError(f"{flag} {path} is a folder; give a file name, such as {path / example}")
+    parent = next((p for p in path.parents if p.exists()), path.parent) if makes_folder else path.parent
+    if not parent.exists():
+        raise LoomError(f"{flag} {path}: the folder {parent} does not exist")
+    if not parent.is_dir():
+        raise LoomError(f"{flag} {path}: {parent} is a file, not a folder")
 
 
 def cmd_mine(args) -> int:
     from .evaluation.mine import MineLimits, mine_commits, write_cases
 
+    _check_output(args.out, "--out", "cases.jsonl", makes_folder=True)  # before the trees are extracted
     limits = MineLimits(max_files=args.max_files, max_changed_lines=args.max_lines)
     cases, report = mine_commits(args.repo, max_cases=args.max, cache=args.cache, rev=args.rev, since=args.since,
                                  until=args.until, limits=limits, name=args.name)
@@ -216,21 +238,50 @@ def _search_space(names: str | None):
     return {n: DEFAULT_SPACE[n] for n in wanted}
 
 
+def _budgets(text: str) -> list[int]:
+    """``--budgets 4000,8000``: positive whole numbers of tokens, as ``eval --budget`` takes."""
+    budgets = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            budget = int(part)
+        except ValueError:
+            raise LoomError(f"--budgets: {part!r} is not a whole number of tokens") from None
+        if budget <= 0:
+            raise LoomError(f"--budgets: the budget must be a positive number of tokens, got {budget}")
+        budgets.append(budget)
+    if not budgets:
+        raise LoomError("--budgets: give one or more token budgets, such as 4000,8000")
+    return budgets
+
+
 def cmd_tune(args) -> int:
     from .evaluation.run import Workbench, load_cases
-    from .evaluation.tuning import cross_validate, prepare, tuning_figure
+    from .evaluation.tuning import check_tuning, cross_validate, prepare, tuning_figure
 
+    budgets = _budgets(args.budgets)
+    check_tuning(args.folds, args.metric, budgets)  # before the cases are indexed, not after
+    space = _search_space(args.params)
+    _check_output(args.json)
+    _check_output(args.figure, "--figure", "tuning.html")
     cases, origin = [], {}
     for path in args.cases:
         found, errors = load_cases(Path(path))
         for message in errors:
             print(f"loom-nb: warning: {message}", file=sys.stderr)
+        repeated = [c for c in found if c.id in origin]
+        if repeated:  # a held-out case whose twin trains would leak into the search
+            first = repeated[0]
+            raise LoomError(f"{path}:{first.line}: id {first.id!r} is already used in {origin[first.id][1]}"
+                            + (f" (and {len(repeated) - 1} more)" if len(repeated) > 1 else "")
+                            + "; ids must be unique across the cases files (is a file given twice?)")
         cases.extend(found)
-        origin.update({c.id: Path(path).stem for c in found})
+        origin.update({c.id: (Path(path).stem, path) for c in found})
     if not cases:
         raise LoomError("no valid cases")
-    budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
-    _check_output(args.json)
+    if args.folds > len(cases):
+        raise LoomError(f"--folds {args.folds} is more than the {len(cases)} case(s): each fold must hold a case to grade")
     bench = Workbench(_embedder(args.embedder), args.cache)
     prepared = prepare(cases, bench)
     bench.save()
@@ -238,7 +289,7 @@ def cmd_tune(args) -> int:
 
     base = seed_config() if args.base == "seed" else LoomConfig()
     report = cross_validate(prepared, budgets, base=base, k=args.folds, metric=args.metric, rounds=args.rounds, seed=args.seed,
-                            group=lambda case: origin[case.id], space=_search_space(args.params))
+                            group=lambda case: origin[case.id][0], space=space)
     print(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=2, default=float) + "\n", encoding="utf-8")
@@ -424,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = session_parser("show", "describe a session or one node")
     p.add_argument("node", nargs="?")
-    p.add_argument("--events", type=int, nargs="?", const=50, default=0, metavar="N",
+    p.add_argument("--events", type=int, nargs="?", const=50, default=None, metavar="N",
                    help="print the last N telemetry events (default 50) from events.jsonl")
     p.set_defaults(func=cmd_show)
 
@@ -461,8 +512,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tune", help="search weights and thresholds on labelled cases, with held-out folds")
     p.add_argument("cases", nargs="+", help="JSON Lines cases files (folds are balanced across files)")
     p.add_argument("--budgets", default="4000,8000,16000", help="the metric is averaged over these budgets")
-    p.add_argument("--metric", default="line_recall", help="line_recall (default), file_recall, recall, precision")
-    p.add_argument("--folds", type=int, default=5)
+    p.add_argument("--metric", default="line_recall", choices=["line_recall", "file_recall", "recall", "precision"],
+                   help="what the search maximises (default line_recall)")
+    p.add_argument("--folds", type=int, default=5, help="held-out folds, 2 to the number of cases (default 5)")
     p.add_argument("--rounds", type=int, default=2, help="coordinate-ascent rounds per search")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--params", help="search only these parameters (comma-separated names of loom_nb.evaluation.tuning.DEFAULT_SPACE)")
@@ -518,21 +570,48 @@ class _Printable:
         return getattr(self._stream, name)
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null after a broken pipe, so the interpreter's last flush at exit
+    does not fail again (the pattern the Python docs give for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+    except (OSError, AttributeError, ValueError):  # no real stdout (a test's capture): nothing to quiet
+        pass
+
+
+class _CommandLineWords(logging.Filter):
+    """The library's hints name its Python arguments; on the command line, name the option."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and "until you pass workspace=%r" in record.msg:
+            record.msg = record.msg.replace("until you pass workspace=%r", "until you pass --workspace %s")
+        return True
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    engine_log, words = logging.getLogger("loom_nb.core.engine"), _CommandLineWords()
+    engine_log.addFilter(words)  # for this command only: a notebook that calls main() keeps the Python wording
     collecting = gc.isenabled()
     stdout, sys.stdout = sys.stdout, _Printable(sys.stdout)  # what a workspace holds is shown, never run by the terminal
     try:
-        return args.func(args)
+        code = args.func(args)
+        stdout.flush()  # a reader that left (| head) shows here, not as a traceback at exit
+        return code
     except LoomError as exc:
         print(f"loom-nb: error: {printable(str(exc))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader left (| head): stop quietly, with the status cat gets from SIGPIPE
+        _quiet_stdout()
+        return 141
     except OSError as exc:  # a path the user gave: a folder where a file belongs, a missing parent, no permission
         where = f": {exc.filename}" if exc.filename else ""
         print(printable(f"loom-nb: error: {exc.strerror or exc}{where}"), file=sys.stderr)
         return 2
     finally:
+        engine_log.removeFilter(words)
         sys.stdout = stdout
         if collecting:  # main() called in a process that goes on (a test, a notebook)
             gc.enable()

@@ -111,3 +111,59 @@ def test_piped_chat_errors_print_once_and_bad_commands_do_not_end_it(session, mo
         assert out.startswith("one")
         code, out, err = run(monkeypatch, capsys, ["chat", str(session), "--host", server.host], b"second\n")
     assert code == 2 and err.count("unexpectedly stopped") == 1
+
+
+def test_add_file_refuses_a_credentials_file_as_add_file_does(session, tmp_path, monkeypatch, capsys):
+    env = tmp_path / ".env"
+    env.write_text("REDIS_AUTH=correcthorsebatterystaple\n")
+    before = snapshot(session)
+    code, out, err = run(monkeypatch, capsys, ["add", str(session), "--file", str(env)])
+    assert code == 2 and "is a credentials file" in err and "correcthorse" not in out + err
+    assert snapshot(session) == before
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["add", "{s}", "TEXT", "--file", "{f}"], "give the text or --file, not both"),
+    (["show", "{s}", "--events", "0"], "--events 0: give a number of events of at least 1"),
+    (["show", "{s}", "--events", "-1"], "--events -1: give a number"),
+    (["query", "{s}", "tokens", "--pack", "--prompt"], "give one of them"),
+    (["add", "{s}", "a note", "--embedder", "ollama:"], "'ollama:' names no model"),
+])
+def test_options_that_would_be_dropped_or_misread_are_refused(session, tmp_path, monkeypatch, capsys, argv, message):
+    note = tmp_path / "note.md"
+    note.write_text("a note\n")
+    before = snapshot(session)
+    code, out, err = run(monkeypatch, capsys, [a.format(s=session, f=note) for a in argv])
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert snapshot(session) == before
+
+
+def test_a_reader_that_leaves_ends_the_command_quietly(session, monkeypatch, capsys):
+    """``loom-nb query … --json | head -1`` printed "loom-nb: error: Broken pipe" and exit 2."""
+    import loom_nb.cli as cli
+
+    class Gone(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    quieted = []
+    monkeypatch.setattr(cli, "_quiet_stdout", lambda: quieted.append(True))
+    monkeypatch.setattr("sys.stdout", Gone())
+    code = main(["query", str(session), "tokens", "--json"])
+    monkeypatch.undo()
+    assert code == 141 and quieted and capsys.readouterr().err == ""
+
+
+def test_the_unconfirmed_workspace_hint_names_the_option_on_the_command_line(tmp_path, monkeypatch, capsys, caplog):
+    import shutil
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("def refresh_token(u):\n    return u\n")
+    assert main(["index", str(tmp_path / "s"), str(ws), "--embedder", "hashing"]) == 0
+    shutil.copytree(tmp_path / "s", tmp_path / "copy")
+    monkeypatch.setenv("LOOM_NB_CONFIG_DIR", str(tmp_path / "elsewhere"))  # another account: nothing confirmed
+    with caplog.at_level("WARNING", logger="loom_nb.core.engine"):
+        main(["query", str(tmp_path / "copy"), "refresh token", "--budget", "300"])
+    hint = [r.getMessage() for r in caplog.records if "never confirmed" in r.getMessage()]
+    assert hint and f"until you pass --workspace {ws}" in hint[0]

@@ -128,6 +128,10 @@ def test_load_cases_reports_bad_lines_and_keeps_the_rest(cases_file):
     ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["a"], "gold_ranges": {"a": [[5, 2]]}}, "1 <= start <= end"),
     ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["a"], "budget": 0}, "positive integer"),
     ([1, 2], "JSON object"),
+    ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["../../etc/passwd"]}, "inside the workspace"),
+    ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["/etc/passwd"]}, "inside the workspace"),
+    ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["a.py"], "gold_ranges": {"../a.py": [[1, 1]]}}, "inside the workspace"),
+    ({"id": "a", "query": "q", "workspace": ".", "gold_files": ["a.py"], "gold_ranges": {"b.py": [[1, 1]]}}, "not in gold_files"),
 ])
 def test_malformed_cases(tmp_path, bad, message):
     path = tmp_path / "c.jsonl"
@@ -212,6 +216,39 @@ def test_cache_dir_reuses_the_session(tmp_path):
     assert (tmp_path / "cache" / "embeddings-hashing-256.npz").exists()  # shared by every workspace
     second = evaluate([case], budget=300, strategies=("loom",), embedder=HashingEmbedder(), cache_dir=tmp_path / "cache")
     assert [i.to_dict() for i in first.results[0].items] == [i.to_dict() for i in second.results[0].items]
+
+
+def test_a_cache_inside_the_workspace_is_not_graded_as_workspace_files(tmp_path):
+    ws = _workspace(tmp_path)
+    case = Case("c", "refresh token graph", workspace=ws.resolve(), gold_files=("pkg/auth.py",))
+    for _ in range(2):
+        rep = evaluate([case], budget=100_000, strategies=("loom", "whole-file"), embedder=HashingEmbedder(), cache_dir=ws / ".eval-cache")
+    loaded = {i.path for r in rep.results for i in r.items}
+    assert loaded and not any(p.startswith(".eval-cache") for p in loaded), loaded
+
+
+def test_gold_labels_the_workspace_cannot_hold_are_warned_about_once_per_case(tmp_path, caplog):
+    ws = _workspace(tmp_path)
+    cases = [Case("past-eof", "refresh token", workspace=ws.resolve(), gold_files=("pkg/auth.py",), gold_ranges={"pkg/auth.py": ((900, 1000),)}),
+             Case("gone", "refresh token", workspace=ws.resolve(), gold_files=("pkg/auths.py",)),
+             Case("fine", "refresh token", workspace=ws.resolve(), gold_files=("pkg/auth.py",), gold_ranges={"pkg/auth.py": ((4, 6),)})]
+    with caplog.at_level("WARNING", logger="loom_nb.evaluation.run"):
+        evaluate_budgets(cases, [300, 600], strategies=("loom", "bm25"), embedder=HashingEmbedder())
+    warned = [r.getMessage() for r in caplog.records if r.name == "loom_nb.evaluation.run"]
+    assert warned == ["case past-eof: gold_ranges 'pkg/auth.py' [900, 1000] runs past the file's end (10 lines)",
+                      "case gone: gold file 'pkg/auths.py' is not in the workspace"]
+
+
+def test_cli_eval_runs_each_strategy_once_and_refuses_none(cases_file, capsys):
+    assert main(["eval", str(cases_file), "--budget", "400", "--strategy", "loom,bm25,loom", "--embedder", "hashing"]) == 0
+    table = capsys.readouterr().out.split("prec/recall")[0]
+    assert [line.split()[:2] for line in table.splitlines()[2:]] == [["loom", "3"], ["bm25", "3"]]
+    for empty in (",", " , ", ""):
+        assert main(["eval", str(cases_file), "--strategy", empty, "--embedder", "hashing"]) == 2
+        err = capsys.readouterr().err
+        assert "give one or more strategies" in err and "reasons above" not in err
+    with pytest.raises(LoomError, match="at least one strategy"):
+        evaluate([], strategies=())
 
 
 def test_bad_inputs(tmp_path):
@@ -409,3 +446,13 @@ def test_the_report_prints_the_default_against_each_forced_mode(report):
         assert f"loom − {mode}: " in text
     assert "paired bootstrap over 1 case;" in text  # line recall: one case has gold ranges
     assert "cannot tell the two apart" in text
+
+
+def test_a_session_case_never_borrows_the_index_of_a_workspace_case_on_the_same_folder(tmp_path):
+    ws = _workspace(tmp_path)
+    cases = [Case("w", "refresh token", workspace=ws.resolve(), gold_files=("pkg/auth.py",)),
+             Case("s", "refresh token", session=ws.resolve(), gold_nodes=("n1",))]
+    rep = evaluate(cases, budget=300, strategies=("loom",), embedder=HashingEmbedder())
+    assert rep.result("w", "loom").metrics is not None
+    s = rep.result("s", "loom")
+    assert s.metrics is None and "no session here" in s.error

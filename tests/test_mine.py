@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from loom_nb.cli import main
+from loom_nb.core.errors import LoomError
 from loom_nb.evaluation.run import load_cases
 from loom_nb.evaluation.mine import MineLimits, clean_message, gold_spans, is_source, mine_commits, parse_hunks, patch_spans, write_cases
 
@@ -150,3 +151,35 @@ def test_a_removed_line_that_starts_with_two_dashes_is_not_a_file_header():
     patch = ("diff --git a/q.sql b/q.sql\n--- a/q.sql\n+++ b/q.sql\n@@ -1,3 +1,2 @@\n select 1;\n--- old note\n select 2;\n"
              "@@ -9,2 +8,3 @@\n x\n+++ added note\n y\n")
     assert patch_spans(patch) == {"q.sql": [(2, 2, "changed"), (9, 10, "inserted")]}
+
+
+def test_a_source_file_with_a_non_ascii_name_is_gold(tmp_path):
+    """git quotes such paths ("caf\\303\\251.py") unless told not to: the commit was rejected."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "café.py").write_text("def f():\n    return 1\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "initial commit of the project")
+    (repo / "café.py").write_text("def f():\n    return 11\n")
+    git(repo, "commit", "-q", "-am", "Change f to return eleven instead of one")
+    cases, report = mine_commits(repo, cache=tmp_path / "trees")
+    assert report.kept == 1 and cases[0]["gold_ranges"] == {"café.py": [[2, 2]]}
+
+
+def test_cli_mine_checks_out_before_extracting_trees(repo, tmp_path, capsys):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "file").write_text("")
+    for out, message in ((tmp_path / "out", "is a folder"), (tmp_path / "file" / "cases.jsonl", "is a file, not a folder")):
+        assert main(["mine", str(repo), "--out", str(out), "--cache", str(tmp_path / "trees")]) == 2
+        assert message in capsys.readouterr().err and not (tmp_path / "trees").exists()
+    assert main(["mine", str(repo), "--out", str(tmp_path / "new" / "cases.jsonl"), "--cache", str(tmp_path / "trees")]) == 0
+
+
+def test_rev_is_never_a_git_option(repo, tmp_path):
+    written = tmp_path / "WRITTEN_BY_GIT"
+    with pytest.raises(LoomError, match="cannot start with '-'"):
+        mine_commits(repo, cache=tmp_path / "t", rev=f"--output={written}", materialise_trees=False)
+    assert not written.exists()
+    cases, _ = mine_commits(repo, cache=tmp_path / "t", rev="main", since="2000-01-01", materialise_trees=False)
+    assert len(cases) == 1

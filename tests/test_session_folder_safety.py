@@ -601,3 +601,26 @@ def test_a_save_never_deletes_outside_the_session_folder(tmp_path):
     loom.add("another note")
     loom.save()
     assert victim.read_bytes() == b"keep me"
+
+
+def test_editing_refuses_a_folder_of_files_as_a_new_session_and_removes_a_folder_it_made(tmp_path):
+    """``loom-nb add r/.git "a note"`` wrote graph.json into .git, ``add src`` into a source
+    folder; ``index new /nonexistent`` left ``new/.loom.lock`` behind."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "main.py").write_text("print(1)\n")
+    with pytest.raises(LoomError, match="holds files but no session"):
+        with Loom.editing(src, embedder=HashingEmbedder()) as loom:
+            loom.add("a note")
+    assert sorted(p.name for p in src.iterdir()) == ["main.py"]
+    made = tmp_path / "new" / "deeper"
+    with pytest.raises(LoomError, match="not a folder"):
+        with Loom.editing(made, embedder=HashingEmbedder()) as loom:
+            loom.index(tmp_path / "nonexistent")
+    assert not (tmp_path / "new").exists()
+    empty = tmp_path / "empty"  # an empty folder, or one a failed run left its lock in, is fine
+    empty.mkdir()
+    (empty / ".loom.lock").write_text("")
+    with Loom.editing(empty, embedder=HashingEmbedder()) as loom:
+        loom.add("a note")
+    assert (empty / "graph.json").exists()

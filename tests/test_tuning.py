@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from loom_nb.cli import main
+from loom_nb.core.errors import LoomError
 from loom_nb.core.config import LoomConfig, Weights
 from loom_nb.embed import HashingEmbedder
 from loom_nb.evaluation.run import Case, Workbench
@@ -143,3 +144,73 @@ def test_a_case_without_gold_ranges_is_left_out_of_line_recall_as_eval_leaves_it
     assert report.cases == 4 and report.default_score == pytest.approx(graded.mean())
     assert sorted(i for f in report.folds for i in f.test_ids) == ["c0", "c1", "c2", "c3"]
     assert "1 case(s) have nothing line_recall grades and are left out: no-ranges" in caplog.text
+
+
+def _cases_file(cases, path):
+    path.write_text("".join(json.dumps({"id": c.id, "query": c.query, "workspace": str(c.workspace), "gold_files": list(c.gold_files),
+                                        "gold_ranges": {k: [list(r) for r in v] for k, v in c.gold_ranges.items()}}) + "\n"
+                            for c in cases))
+    return path
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--folds", "0"], "at least 2 folds, got 0"),
+    (["--folds", "1"], "at least 2 folds, got 1"),
+    (["--folds", "9"], "--folds 9 is more than the 4 case(s)"),
+    (["--budgets", "abc"], "--budgets: 'abc' is not a whole number"),
+    (["--budgets", "-100"], "positive number of tokens, got -100"),
+    (["--budgets", "0"], "positive number of tokens, got 0"),
+    (["--budgets", ","], "give one or more token budgets"),
+    (["--metric", "bogus"], "invalid choice: 'bogus'"),
+    (["--metric", "tokens"], "invalid choice: 'tokens'"),
+])
+def test_cli_tune_refuses_what_it_cannot_run_in_one_line(cases, tmp_path, capsys, flags, message):
+    path = _cases_file(cases, tmp_path / "cases.jsonl")
+    argv = ["tune", str(path), "--budgets", "250", "--folds", "2", "--rounds", "1", "--embedder", "hashing", *flags]
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own refusal (choices)
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err and err.strip().splitlines()[-1].count("error") == 1
+
+
+def test_cli_metric_choices_are_what_tuning_maximises():
+    from loom_nb.cli import build_parser
+    from loom_nb.evaluation.tuning import METRICS
+
+    tune = build_parser()._subparsers._group_actions[0].choices["tune"]
+    assert tuple(next(a for a in tune._actions if a.dest == "metric").choices) == METRICS
+
+
+def test_cross_validate_leaves_empty_folds_out(cases):
+    prepared = prepare(cases, Workbench(HashingEmbedder()))
+    report = cross_validate(prepared, [250], k=6, space={"weights.terms": (0.0, 1.0)}, rounds=1, final=False)
+    assert len(report.folds) == 4 and all(len(f.test_ids) == 1 for f in report.folds)
+    assert not np.isnan(report.held_out_gain)
+    for k, metric, budgets in ((1, "line_recall", [250]), (2, "tokens", [250]), (2, "line_recall", []), (2, "line_recall", [0])):
+        with pytest.raises(LoomError):
+            cross_validate(prepared, budgets, k=k, metric=metric)
+
+
+def test_cli_tune_refuses_an_id_repeated_across_files(cases, tmp_path, capsys):
+    """tune c.jsonl c.jsonl kept both copies, so a held-out case's twin trained the search."""
+    path = _cases_file(cases, tmp_path / "cases.jsonl")
+    other = _cases_file(cases[2:], tmp_path / "other.jsonl")
+    for files in ([path, path], [path, other]):
+        code = main(["tune", *map(str, files), "--budgets", "250", "--folds", "2", "--rounds", "1", "--embedder", "hashing",
+                     "--params", "weights.terms"])
+        err = capsys.readouterr().err
+        assert code == 2 and "is already used in" in err and "unique across the cases files" in err
+
+
+def test_cli_tune_checks_the_figure_path_before_the_run(cases, tmp_path, capsys, monkeypatch):
+    import loom_nb.evaluation.tuning as tuning
+
+    monkeypatch.setattr(tuning, "prepare", lambda *a, **k: pytest.fail("the cases were indexed before the refusal"))
+    path = _cases_file(cases, tmp_path / "cases.jsonl")
+    for flag, value, message in (("--figure", tmp_path / "none" / "f.html", "does not exist"), ("--figure", tmp_path, "is a folder"),
+                                 ("--json", tmp_path, "is a folder")):
+        code = main(["tune", str(path), "--budgets", "250", "--folds", "2", "--embedder", "hashing", flag, str(value)])
+        err = capsys.readouterr().err
+        assert code == 2 and f"{flag} {value}" in err and message in err

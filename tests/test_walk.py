@@ -473,3 +473,27 @@ def test_images_and_fonts_stored_as_text_are_skipped(tmp_path: Path):
     assert [f.path for f in result.files] == ["docs/diagram.txt", "lib/plot.py"]
     got = reasons(result)
     assert got["tests/baseline_images/test_axes/hist.svg"] == got["docs/figure.EPS"] == got["fonts/afm/cmr10.afm"] == "image, page or font"
+
+
+def test_a_session_folder_in_the_workspace_is_never_walked(tmp_path):
+    """``loom-nb index ws/.loom ws`` twice once made the session's own graph.json, vectors and
+    lock nodes of itself; so did a session folder equal to the workspace."""
+    from loom_nb import HashingEmbedder, Loom
+
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "app.py").write_text("def refresh_token(u):\n    return u\n")
+    for session in (ws / ".loom", ws / "notes-session", ws):
+        for _ in range(2):  # Loom.editing refuses a folder holding files as a new session; Loom.open does not
+            loom = Loom.open(session, embedder=HashingEmbedder())
+            loom.index(ws, wait=True)
+            loom.save()
+        assert [f.path for f in walk_workspace(ws).files] == ["src/app.py"], session
+        assert sorted({n.reference.file for n in loom.graph.content_nodes() if n.reference}) == ["src/app.py"]
+    skipped = {s.path: s.reason for s in walk_workspace(ws).skipped}
+    assert skipped[".loom/"] == skipped["notes-session/"] == "a loom-nb session folder"
+    assert skipped["graph.json"] == skipped["embeddings/"] == "the session's own file"
+    # a graph.json of some other format is a workspace file like any other
+    (ws / "data").mkdir()
+    (ws / "data" / "graph.json").write_text('{"nodes": []}\n')
+    assert "data/graph.json" in [f.path for f in walk_workspace(ws).files]

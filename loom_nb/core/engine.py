@@ -45,7 +45,7 @@ from .pack import (
 from .chunks import chunk_spans
 from .rank import Ranking, rank
 from .secrets import is_secret_file
-from .folder_lock import session_lock
+from .folder_lock import LOCK_FILE, session_lock
 from .telemetry import EventLog
 from .trust import confirm, confirm_vectors, is_confirmed, vectors_confirmed
 from .store import GRAPH_FILE, data_files, load_cache, load_graph, orphaned_data_error, read_document, save_graph
@@ -516,13 +516,32 @@ class Loom(Displayable):
         wait for their turn (up to ``lock_timeout`` seconds, then
         :class:`~loom_nb.core.errors.SessionLockedError`). The session is saved when the
         block ends without an exception, and left untouched when it raises.
+
+        A new session needs a folder of its own: an existing folder that holds files but no
+        ``graph.json`` (a source folder, a ``.git``) is refused before anything is written
+        into it, and a folder this call made is removed again when the block raises.
         """
-        if not options.get("create", True) and not (Path(folder) / GRAPH_FILE).exists():
+        folder = Path(folder)
+        if not options.get("create", True) and not (folder / GRAPH_FILE).exists():
             cls.open(folder, **options)  # raises "no session here" before the lock makes a folder
-        with session_lock(folder, lock_timeout):
-            loom = cls.open(folder, **options)
-            yield loom
-            loom.save()
+        made = [p for p in (folder, *folder.parents) if not p.exists()]  # what the lock's mkdir creates
+        if folder.is_dir() and not (folder / GRAPH_FILE).exists() and not data_files(folder):
+            if any(entry.name != LOCK_FILE for entry in folder.iterdir()):
+                raise LoomError(f"{folder} holds files but no session (no {GRAPH_FILE}): a session is a folder of its own, "
+                                "written into as it changes; give a new or empty folder for it")
+        try:
+            with session_lock(folder, lock_timeout):
+                loom = cls.open(folder, **options)
+                yield loom
+                loom.save()
+        except BaseException:
+            for path in made:  # the leaf first; only folders left holding nothing but the lock
+                try:
+                    (path / LOCK_FILE).unlink(missing_ok=True)
+                    path.rmdir()
+                except OSError:
+                    break
+            raise
 
     # -- adding --------------------------------------------------------------------------
     def classify(self, text: str) -> Classification:

@@ -200,6 +200,8 @@ def embedder_named(embedder: "Embedder | str") -> Embedder:
         return MiniLMEmbedder()
     if embedder == "hashing":
         return HashingEmbedder()
+    if embedder.startswith("ollama:") and not embedder[len("ollama:"):].strip():
+        raise LoomError(f"{embedder!r} names no model: give ollama:MODEL, such as ollama:nomic-embed-text")
     if embedder.startswith(("hashing-", "ollama:")) or embedder == MiniLMEmbedder.model_id:
         return embedder_for(embedder)
     raise LoomError(f"unknown embedder {embedder!r}: use minilm, hashing or ollama:MODEL")

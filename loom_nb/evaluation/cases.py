@@ -7,6 +7,7 @@ from __future__ import annotations
 import codecs
 import json
 import logging
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,14 @@ def _str_list(value: Any, name: str) -> tuple[str, ...]:
     return tuple(v.replace("\\", "/").removeprefix("./") for v in value)
 
 
+def _inside_path(path: str, name: str) -> str:
+    """``path`` if it is relative and stays in the workspace: a gold file outside it can
+    never be loaded, so the case would only ever grade as a miss."""
+    if path.startswith("/") or re.match(r"^[A-Za-z]:", path) or ".." in path.split("/"):
+        raise ValueError(f"{name}: {path!r} must be a path inside the workspace (relative, no '..')")
+    return path
+
+
 def _ranges(value: Any) -> dict[str, tuple[tuple[int, int], ...]]:
     if not isinstance(value, dict):
         raise ValueError('gold_ranges must be an object {"path": [[start, end], ...]}')
@@ -72,7 +81,8 @@ def parse_case(data: Any, base: Path, line: int = 0) -> Case:
     """One case from a parsed JSON object; ``ValueError`` says what is wrong with it.
 
     Paths in ``workspace`` and ``session`` resolve against ``base``; unknown fields are
-    ignored.
+    ignored. Gold paths must stay inside the workspace (relative, no ``..``), and a file with
+    ``gold_ranges`` must be among the ``gold_files`` when those are given.
     """
     if not isinstance(data, dict):
         raise ValueError("a case must be a JSON object")
@@ -93,6 +103,12 @@ def parse_case(data: Any, base: Path, line: int = 0) -> Case:
     gold_ranges = _ranges(data["gold_ranges"]) if "gold_ranges" in data else {}
     if not gold_files and not gold_nodes:
         raise ValueError("give 'gold_files' or 'gold_nodes'")
+    for path in gold_files:
+        _inside_path(path, "gold_files")
+    for path in gold_ranges:
+        _inside_path(path, "gold_ranges")
+        if gold_files and path not in gold_files:
+            raise ValueError(f"gold_ranges names {path!r}, which is not in gold_files")
     budget = data.get("budget")
     if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0):
         raise ValueError("'budget' must be a positive integer")
@@ -188,6 +204,39 @@ def _decode_cases(path: Path, data: bytes) -> str:
             f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at byte {column} of the line); "
             "save the cases file as UTF-8"
         ) from None
+
+
+def gold_problems(case: Case, root: Path) -> list[str]:
+    """What is wrong with ``case``'s gold labels against the workspace ``root``: a gold file
+    that is not there, a range that runs past its file's end. Each would only ever grade
+    as a miss, however well a strategy did.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> _ = (root / "app.py").write_text("def f():\\n    return 1\\n")
+    >>> gold_problems(Case("c", "q", gold_files=("app.py", "gone.py"), gold_ranges={"app.py": ((1, 2), (9, 10))}), root)
+    ["case c: gold_ranges 'app.py' [9, 10] runs past the file's end (2 lines)", "case c: gold file 'gone.py' is not in the workspace"]
+    """
+    from ..core.files import read_text
+
+    problems = []
+    for path in dict.fromkeys((*case.gold_files, *case.gold_ranges)):
+        file = root / path
+        if not file.is_file():
+            problems.append(f"case {case.id}: gold file {path!r} is not in the workspace")
+            continue
+        spans = case.gold_ranges.get(path, ())
+        if not spans:
+            continue
+        try:
+            text = read_text(file)
+        except OSError:
+            continue
+        lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        for start, end in spans:
+            if end > lines:
+                problems.append(f"case {case.id}: gold_ranges {path!r} [{start}, {end}] runs past the file's end ({lines} lines)")
+    return problems
 
 
 # -- what a strategy loaded, and grading it ------------------------------------------------

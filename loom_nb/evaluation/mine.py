@@ -97,7 +97,9 @@ class MineReport:
 
 
 def _git(repo: Path, *args: str, binary: bool = False) -> str | bytes:
-    done = subprocess.run(["git", "--git-dir" if _is_bare(repo) else "-C", str(repo), *args],
+    # core.quotePath=false: git otherwise prints a non-ASCII path as "caf\303\251.py", which
+    # named no file, so every commit to one was rejected as changing no source file
+    done = subprocess.run(["git", "--git-dir" if _is_bare(repo) else "-C", str(repo), "-c", "core.quotePath=false", *args],
                           capture_output=True, check=False, env={**os.environ, "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
     if done.returncode != 0:
         raise LoomError(f"git {' '.join(args[:3])} failed in {repo}: {done.stderr.decode(errors='replace').strip()}")
@@ -274,6 +276,8 @@ def materialise(repo: str | Path, commit: str, cache: str | Path) -> Path:
     Uses ``git archive``, so the folder holds the committed files only, without ``.git``.
     """
     repo, cache = Path(repo), Path(cache)
+    if not re.fullmatch(r"[0-9a-fA-F]{4,64}", commit):  # a cases file's "parent" is passed to git and names a folder
+        raise LoomError(f"{commit!r} is not a commit id")
     target = cache / commit
     done = cache / f".{commit}.done"  # beside the tree, not in it: the walk would index it
     if done.exists() and target.is_dir():
@@ -299,11 +303,14 @@ def materialise(repo: str | Path, commit: str, cache: str | Path) -> Path:
 
 def _commits(repo: Path, rev: str, since: str | None, until: str | None) -> Iterator[tuple[str, list[str], str, str]]:
     """(sha, parents, author, message) from newest to oldest."""
-    args = ["log", "--format=%H%x00%P%x00%an <%ae>%x00%B%x1e", rev]
+    if rev.startswith("-"):  # git would take it as an option (--output=FILE writes a file)
+        raise LoomError(f"--rev {rev!r}: a revision cannot start with '-'")
+    args = ["log", "--format=%H%x00%P%x00%an <%ae>%x00%B%x1e"]
     if since:
         args.append(f"--since={since}")
     if until:
         args.append(f"--until={until}")
+    args += ["--end-of-options", rev]
     for record in str(_git(repo, *args)).split("\x1e"):
         record = record.strip("\n")
         if not record:

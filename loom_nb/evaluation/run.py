@@ -62,7 +62,7 @@ from ..core.config import SIGNALS, LoomConfig
 from ..core.errors import LoomError
 from ..core.modes import message_weights
 from .baselines import WINDOW_LINES, _Workspace, run_baseline  # noqa: F401 - importable from here, as before
-from .cases import Case, load_cases, parse_case  # noqa: F401
+from .cases import Case, gold_problems, load_cases, parse_case  # noqa: F401
 from .metrics import Comparison, Gold, Loaded, Metrics, _overlaps, char_span_lines, grade, paired_bootstrap  # noqa: F401
 
 log = logging.getLogger(__name__)
@@ -328,6 +328,11 @@ class EvalReport:
         return f"EvalReport({len(self.cases)} cases, strategies={list(self.strategies)}, budget={self.budget})"
 
 
+def _source(case: Case) -> tuple[str, Path]:
+    """What a case's Loom is made from: ``("workspace", folder)`` or ``("session", folder)``."""
+    return ("workspace", case.workspace) if case.workspace is not None else ("session", case.session)
+
+
 def _cache_folder(cache_dir: Path, workspace: Path, model_id: str) -> Path:
     digest = hashlib.sha1(str(workspace).encode()).hexdigest()[:10]
     model = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)
@@ -357,13 +362,18 @@ class Workbench:
         self.explicit_embedder = embedder is not None
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.progress = progress
-        self.looms: dict[Path, Any] = {}
+        self.looms: dict[tuple[str, Path], Any] = {}
+        """Keyed by :func:`_source` (kind and folder): a folder given as one case's workspace
+        and another's session is two things, an index made here and a session opened as it is."""
         self.spaces: dict[Path, _Workspace] = {}
-        self.failures: dict[Path, str] = {}
+        self.failures: dict[tuple[str, Path], str] = {}
         self._siblings: dict[Path, tuple[Path, Path]] = {}
         """The last session indexed per parent folder, and its workspace: a mined history's trees are siblings
         (``cache/<sha>``), and a new tree starts from its sibling's session, so only the
         files that differ are parsed again (the others are read and hashed)."""
+        self.warnings: list[str] = []
+        """What :meth:`check_gold` found wrong with the cases' gold labels, once per case."""
+        self._checked: set[str] = set()
         self._loaded = len(self.embedder)
         if self.cache_dir is not None:
             path = _shared_cache_file(self.cache_dir, self.embedder.model_id)
@@ -380,7 +390,7 @@ class Workbench:
         from ..embed import CachedEmbedder
         from ..core.engine import Loom
 
-        key = case.workspace or case.session
+        key = _source(case)
         if key in self.failures:
             raise LoomError(self.failures[key])
         if key not in self.looms:
@@ -414,6 +424,17 @@ class Workbench:
                 raise
         return self.looms[key]
 
+    def check_gold(self, case: Case, loom) -> None:
+        """Warn (once per case) about gold files not in the workspace and ranges past a
+        file's end (:func:`~loom_nb.evaluation.cases.gold_problems`): they grade as misses."""
+        root = case.workspace or loom.graph.workspace
+        if case.id in self._checked or root is None:
+            return
+        self._checked.add(case.id)
+        for problem in gold_problems(case, Path(root)):
+            log.warning("%s", problem)
+            self.warnings.append(problem)
+
     def workspace(self, case: Case, loom) -> _Workspace:
         """The files and windows the baselines load from."""
         root = case.workspace or loom.graph.workspace
@@ -426,8 +447,7 @@ class Workbench:
 
     def release(self, case: Case) -> None:
         """Forget a case's Loom and workspace (its next use opens them again)."""
-        key = case.workspace or case.session
-        loom = self.looms.pop(key, None)
+        loom = self.looms.pop(_source(case), None)
         if loom is not None:
             self.spaces.pop(Path(case.workspace or loom.graph.workspace or "."), None)
 
@@ -507,6 +527,7 @@ def run_case(bench: Workbench, case: Case, strategies: Sequence[str], budget: in
         loom = bench.loom(case)
     except LoomError as exc:
         return [CaseResult(case.id, s, [], None, str(exc)) for s in strategies]
+    bench.check_gold(case, loom)
     case_budget = case.budget or budget
     spans = {}
     for node_id in case.gold_nodes:
@@ -556,6 +577,8 @@ def run_case(bench: Workbench, case: Case, strategies: Sequence[str], budget: in
 
 
 def _check(strategies: Sequence[str], budgets: Sequence[int]) -> None:
+    if not strategies:
+        raise LoomError("give at least one strategy")
     unknown = [s for s in strategies if s not in STRATEGIES and _ablated_signal(s) is None]
     if unknown:
         raise LoomError(f"unknown strategy {', '.join(map(repr, unknown))}; the strategies are {', '.join(STRATEGIES)}, "
@@ -582,18 +605,19 @@ def evaluate_budgets(
     replaces the Loom's ranking and packing parameters (weights, floors, chunking) for
     the run; ``bench`` reuses Looms already open (then nothing is released).
     """
+    strategies = tuple(dict.fromkeys(strategies))  # each once, or its row and its cases count twice
     _check(strategies, budgets)
     own = bench is None
     bench = bench or Workbench(embedder, cache_dir, progress)
     last_use = {}
     for k, case in enumerate(cases):
-        last_use[case.workspace or case.session] = k
+        last_use[_source(case)] = k
     results: dict[int, list[CaseResult]] = {b: [] for b in budgets}
     try:
         for k, case in enumerate(cases):
             for budget in budgets:
                 results[budget].extend(run_case(bench, case, strategies, budget, config))
-            if own and last_use[case.workspace or case.session] == k:
+            if own and last_use[_source(case)] == k:
                 bench.release(case)
     finally:
         if own:

@@ -73,6 +73,10 @@ have none, and there the vectors are the only signal. ``named_code_semantic`` lo
 for messages that name code (seed value 1: no difference); ``question_density`` raises the
 density weight for a question on its own (seed value 0: no difference)."""
 
+METRICS: tuple[str, ...] = ("line_recall", "file_recall", "recall", "precision")
+"""What a search can maximise: the recall and precision columns of
+:class:`~loom_nb.evaluation.metrics.Metrics` (tokens and seconds are costs, not goals)."""
+
 _RERANK = ("relevance_floor", "hop_decay", "size_reference_tokens", "concept_relevance", "lexical_anchor",
            "lead_line_weight", "previous_mention_share")
 """Config fields that change signal values, so a new value needs a fresh :func:`rank`."""
@@ -146,6 +150,7 @@ def prepare(cases: Sequence[Case], bench: Workbench) -> list[Prepared]:
     out = []
     for case in cases:
         loom = bench.loom(case)
+        bench.check_gold(case, loom)
         query = Query(case.query, [{"role": r, "content": c} for r, c in case.history])
         retrieval = query.retrieval_text()
         out.append(Prepared(case, loom, loom.embedder.embed([query.vector_text()])[0],
@@ -314,20 +319,28 @@ def cross_validate(
     fold. With ``final``, a last search on every case gives the parameters to adopt.
     """
     started = time.perf_counter()
+    check_tuning(k, metric, budgets)
     base = base or LoomConfig()
     space = dict(space or DEFAULT_SPACE)
     prepared = _graded_by(prepared, metric, base, budgets)
+    if len(prepared) < 2:
+        raise LoomError(f"cross-validation needs at least 2 cases that {metric} grades, got {len(prepared)}")
+    if len(prepared) < k:  # some folds stay empty: they are left out, not averaged in as 0
+        log.warning("%d folds for %d case(s) %s grades: %d fold(s) are empty and left out", k, len(prepared), metric,
+                    k - len(prepared))
     per_case_default = evaluate_config(prepared, base, budgets, metric)
     folds = []
     for index, test in enumerate(folds_of([p.case for p in prepared], k, seed, group)):
+        if not test:
+            continue
         test_set = set(test)
         train = [p for i, p in enumerate(prepared) if i not in test_set]
         held = [prepared[i] for i in test]
         tuned, train_score, _ = coordinate_ascent(train, base, budgets, space=space, metric=metric, rounds=rounds, seed=seed + index)
-        test_tuned = float(evaluate_config(held, tuned, budgets, metric).mean()) if held else 0.0
+        test_tuned = float(evaluate_config(held, tuned, budgets, metric).mean())
         folds.append(Fold(index, [p.case.id for p in held], _changed(tuned, base, list(space)),
                           float(per_case_default[[i for i in range(len(prepared)) if i not in test_set]].mean()),
-                          train_score, float(per_case_default[test].mean()) if test else 0.0, test_tuned))
+                          train_score, float(per_case_default[test].mean()), test_tuned))
         log.info("fold %d: held-out %.3f -> %.3f", index, folds[-1].test_default, test_tuned)
     chosen, final_score = {}, float(per_case_default.mean())
     if final:
@@ -335,6 +348,21 @@ def cross_validate(
         chosen = _changed(best, base, list(space))
     return TuningReport(metric, list(budgets), folds, chosen, final_score, float(per_case_default.mean()),
                         time.perf_counter() - started, len(prepared))
+
+
+def check_tuning(k: int, metric: str, budgets: Sequence[int]) -> None:
+    """Refuse what :func:`cross_validate` cannot run: fewer than two folds (one fold leaves
+    nothing to search on), a metric it cannot maximise, no budget or one that is not a positive
+    number of tokens."""
+    if k < 2:
+        raise LoomError(f"cross-validation needs at least 2 folds, got {k}")
+    if metric not in METRICS:
+        raise LoomError(f"unknown metric {metric!r}; tuning maximises one of {', '.join(METRICS)}")
+    if not budgets:
+        raise LoomError("give at least one token budget")
+    for budget in budgets:
+        if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget <= 0:
+            raise LoomError(f"the budget must be a positive number of tokens, got {budget!r}")
 
 
 def _graded_by(prepared: Sequence[Prepared], metric: str, base: LoomConfig, budgets: Sequence[int]) -> list[Prepared]:
@@ -374,5 +402,5 @@ def tuning_figure(report: TuningReport):
     return fig
 
 
-__all__ = ["DEFAULT_SPACE", "Fold", "Prepared", "SearchStep", "TuningReport", "coordinate_ascent", "cross_validate",
-           "evaluate_config", "folds_of", "get_param", "prepare", "set_params", "tuning_figure"]
+__all__ = ["DEFAULT_SPACE", "METRICS", "Fold", "Prepared", "SearchStep", "TuningReport", "coordinate_ascent", "cross_validate",
+           "check_tuning", "evaluate_config", "folds_of", "get_param", "prepare", "set_params", "tuning_figure"]

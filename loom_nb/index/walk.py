@@ -6,7 +6,8 @@ rest: every ignored folder, binary, oversized, unreadable or escaping file becom
 
 What is left out, in the order it is checked:
 
-1. folders named in :data:`DEFAULT_IGNORES` (never descended into);
+1. folders named in :data:`DEFAULT_IGNORES` (never descended into), and session folders
+   (:func:`is_session_folder`; when the root is one, its own files, :data:`SESSION_ENTRIES`);
 2. ``.gitignore`` files (the root one and nested ones, each relative to its own folder),
    ``.git/info/exclude`` and the caller's ``extra_ignores``; ignored folders are pruned;
 3. symlinks that are broken, leave the workspace, or loop back onto a folder being walked;
@@ -67,11 +68,13 @@ __all__ = [
     "LANGUAGES",
     "FileEntry",
     "NotRegularFileError",
+    "SESSION_ENTRIES",
     "Skipped",
     "WalkLimits",
     "WalkResult",
     "detect_language",
     "is_binary",
+    "is_session_folder",
     "open_regular",
     "read_text",
     "resolve_inside",
@@ -254,6 +257,29 @@ def _default_ignored(name: str) -> bool:
     return any(fnmatchcase(name, pattern) for pattern in DEFAULT_IGNORES)
 
 
+SESSION_ENTRIES = frozenset({"graph.json", ".loom.lock", "content", "embeddings", "events.jsonl", "chat.json", "decisions.json"})
+"""What a session folder holds besides what a user put there: left out when the workspace
+root is itself a session folder (``loom-nb index ws ws``)."""
+
+
+def is_session_folder(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` is a loom-nb session folder: it holds the write lock file
+    (``.loom.lock``, made by every save) or a ``graph.json`` in loom-nb's format.
+
+    A session folder inside the workspace (``loom-nb index ws/.loom ws``, an eval cache under
+    the workspace) is never walked: its graph.json, vectors and lock would otherwise become
+    nodes of the session they describe, a little more each refresh.
+    """
+    if os.path.lexists(os.path.join(folder, ".loom.lock")):
+        return True
+    try:
+        with open_regular(os.path.join(folder, "graph.json")) as fh:
+            head = fh.read(256)
+    except (OSError, NotRegularFileError):
+        return False
+    return b'"loom-nb/graph"' in head
+
+
 # --------------------------------------------------------------------------- the walk
 
 
@@ -295,6 +321,7 @@ class _Walk:
             self.base_layers = (layer,) if layer else ()
         spec = _compile(list(extra_ignores), "extra_ignores") if extra_ignores else None
         self.extra_layer = _IgnoreLayer("", spec, "extra_ignores") if spec else None
+        self.root_is_session = is_session_folder(real_root)
 
     def skip(self, path: str, reason: str) -> None:
         self.skipped_count += 1
@@ -351,6 +378,16 @@ class _Walk:
         folder = _Folder(folder.path, folder.rel, folder.real, layers, folder.ancestors)
         return ((folder, entry, is_dir) for _, entry, is_dir in keyed)
 
+    def _never_walked(self, folder: _Folder, entry: os.DirEntry, is_dir: bool) -> str | None:
+        """Why an entry is left out whatever the ignore files say, or None."""
+        if is_dir and _default_ignored(entry.name):
+            return "default ignore"
+        if not folder.rel and self.root_is_session and entry.name in SESSION_ENTRIES:
+            return "the session's own file"
+        if is_dir and is_session_folder(entry.path):
+            return "a loom-nb session folder"
+        return None
+
     def _visit(self, folder: _Folder, entry: os.DirEntry, is_dir: bool) -> _Folder | None:
         """Take, skip or descend into one entry; returns a folder to walk next, if any."""
         rel = f"{folder.rel}/{entry.name}" if folder.rel else entry.name
@@ -360,8 +397,9 @@ class _Walk:
         except UnicodeEncodeError:  # a Latin-1 name on a UTF-8 system; it would poison JSON
             self.skip(shown.encode("utf-8", "replace").decode("utf-8"), "file name is not valid UTF-8")
             return None
-        if is_dir and _default_ignored(entry.name):
-            self.skip(shown, "default ignore")
+        reason = self._never_walked(folder, entry, is_dir)
+        if reason is not None:
+            self.skip(shown, reason)
             return None
         layers = folder.layers if self.extra_layer is None else (*folder.layers, self.extra_layer)
         source = _ignored_by(layers, rel, is_dir)  # the caller's patterns have the last word
