@@ -200,6 +200,31 @@ def test_the_networkx_graph_is_a_read_only_view_that_says_what_to_call():
     assert "note" not in g.nx.nodes["n1"]
 
 
+def test_the_read_only_view_hands_out_nodes_and_a_graph_dict_that_refuse_edits():
+    import copy
+    import pickle
+
+    from loom_nb.core.graph import ContentNode
+
+    g = make_graph(0.8)
+    g.add_content("OAuth tokens expire hourly.", v(0), meta={"defines": ["refresh"]})
+    view = g.nx
+    data = view.nodes["n1"]["data"]
+    assert isinstance(data, ContentNode) and data == g.node("n1")  # reads as the node itself
+    assert (data.type, data.tokens, data.provenance.source, data.meta["defines"]) == ("input", g.node("n1").tokens, "user", ("refresh",))
+    edits = (lambda: setattr(data, "type", "no-such-type"), lambda: setattr(data, "tokens", 999_999),
+             lambda: setattr(data.provenance, "source", "x"), lambda: data.meta.update(path="x"),
+             lambda: view.graph.update(note="x"), lambda: view.graph.__setitem__("note", "x"),
+             lambda: view.copy().nodes["n1"]["data"].__setattr__("title", "x"))
+    for edit in edits:
+        with pytest.raises(LoomError, match="read-only view.*LoomGraph.remove"):
+            edit()
+    assert (g.node("n1").type, g.node("n1").meta, g._graph().graph) == ("input", {"defines": ["refresh"]}, {})
+    assert int(g.arrays().tokens[0]) == g.node("n1").tokens
+    assert copy.deepcopy(data) == g.node("n1") and pickle.loads(pickle.dumps(data)) == g.node("n1")
+    assert view.to_directed().nodes["n1"]["data"].title == g.node("n1").title  # networkx's copies still work
+
+
 def test_to_networkx_exports_plain_values_to_json_and_graphml(tmp_path):
     import io
     import json

@@ -19,7 +19,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
@@ -341,8 +341,9 @@ class LoomGraph:
     def nx(self) -> nx.Graph:
         """A read-only view of the networkx graph: node attribute ``data`` holds the node,
         edges ``kind`` and ``weight``, so ``nx.pagerank(graph.nx)`` and the like run on it
-        directly. Editing it (a node or an edge, or an attribute of one) raises
-        :class:`LoomError` naming the method to call: the
+        directly. Editing it (a node or an edge, an attribute of one, a field of a node's
+        ``data``, or the graph's own attribute dict) raises :class:`LoomError` naming the
+        method to call: ``data`` is a read-only proxy of the node, and the
         vector tables, the lexical index and the saved columns follow the graph's own
         methods, not networkx. :meth:`to_networkx` gives a copy with plain attributes for
         export. After a fast load the graph is built on first use."""
@@ -351,6 +352,7 @@ class LoomGraph:
             setattr(view, name, _refuse_edit)
         view._node = _ReadOnly(view._node, 1)  # node -> attributes
         view._adj = _ReadOnly(view._adj, 2)  # node -> neighbour -> edge attributes
+        view.graph = _ReadOnly(view.graph, 0)  # a view shares the graph's own dict otherwise
         return view
 
     def _graph(self) -> nx.Graph:
@@ -1160,7 +1162,9 @@ class _ReadOnly(Mapping):
     """A read-only window on one of the networkx view's dicts, and on ``depth`` levels of dicts
     below it: setting an attribute (``G.nodes[n][k] = v``, ``nx.set_node_attributes``) raises
     :class:`LoomError` as a structural edit does, instead of breaking the next query or being
-    dropped by the next save. ``copy()`` gives a plain dict, as networkx's own copies expect."""
+    dropped by the next save. The values of the last level are read-only too (a node's
+    ``data`` is a :class:`_ReadOnlyNode`). ``copy()`` gives a plain dict, as networkx's own
+    copies expect."""
 
     __slots__ = ("_d", "_depth")
 
@@ -1169,7 +1173,7 @@ class _ReadOnly(Mapping):
 
     def __getitem__(self, key):
         value = self._d[key]
-        return _ReadOnly(value, self._depth - 1) if self._depth > 0 else value
+        return _ReadOnly(value, self._depth - 1) if self._depth > 0 else _read_only(value)
 
     def __iter__(self):
         return iter(self._d)
@@ -1184,12 +1188,63 @@ class _ReadOnly(Mapping):
         return repr(self._d)
 
     def copy(self) -> dict:
-        return dict(self._d)
+        return {key: self[key] for key in self._d}
 
     def _refuse(self, *args, **kwargs):
         _refuse_edit()
 
     __setitem__ = __delitem__ = clear = update = pop = popitem = setdefault = _refuse
+
+
+def _read_only(value):
+    """``value`` as the read-only view hands it out: a node (or a dataclass inside one, such
+    as its provenance) behind :class:`_ReadOnlyNode`, a dict behind :class:`_ReadOnly`, a list
+    as a tuple; strings and numbers as they are."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return _ReadOnlyNode(value)
+    if isinstance(value, dict):
+        return _ReadOnly(value, 0)
+    if isinstance(value, (list, set)):
+        return tuple(_read_only(v) for v in value)
+    return value
+
+
+class _ReadOnlyNode:
+    """A node (or one of its dataclass fields) read through :attr:`LoomGraph.nx`: every field
+    reads as the node's own, and setting one raises :class:`LoomError` naming the method to
+    call. A node's ``type`` or ``tokens`` set here would skip the ranking arrays and the
+    checks a save needs (issue: an unknown type saved, then the session would not open)."""
+
+    __slots__ = ("_node",)
+
+    def __init__(self, node):
+        object.__setattr__(self, "_node", node)
+
+    def __getattr__(self, name: str):
+        if name == "_node":  # not set yet: an instance copy or pickle is making
+            raise AttributeError(name)
+        return _read_only(getattr(self._node, name))
+
+    def __reduce_ex__(self, protocol):  # copy, deepcopy and pickle: a proxy of (a copy of) the node
+        return _ReadOnlyNode, (self._node,)
+
+    @property
+    def __class__(self):  # isinstance(G.nodes[n]["data"], ContentNode) holds, as before
+        return type(self._node)
+
+    def __setattr__(self, name: str, value) -> None:
+        _refuse_edit()
+
+    def __delattr__(self, name: str) -> None:
+        _refuse_edit()
+
+    def __eq__(self, other) -> bool:
+        return self._node == (other._node if isinstance(other, _ReadOnlyNode) else other)
+
+    __hash__ = None  # as the dataclass it wraps
+
+    def __repr__(self) -> str:
+        return repr(self._node)
 
 
 def _plain_attributes(node: "ContentNode | ConceptNode") -> dict[str, Any]:

@@ -356,9 +356,13 @@ def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previ
 
     Length: the write order of a crash-safe save (content, vectors, then graph.json), kept in one place."""
     graph_path = folder / GRAPH_FILE
+    content_nodes = [graph.node(i) for i in graph.content_vectors.ids]
+    odd = next((n for n in content_nodes if n.type not in _TYPE_CODE), None)
+    if odd is not None:  # a load refuses the whole session for it: refuse the save instead, writing nothing
+        raise LoomError(f"cannot save {folder}: {odd.id} has content type {odd.type!r}, not one of {tuple(_TYPE_CODE)}; "
+                        "nothing was written")
     (folder / "content").mkdir(exist_ok=True)
     (folder / "embeddings").mkdir(exist_ok=True)
-    content_nodes = [graph.node(i) for i in graph.content_vectors.ids]
     chunk_ids = sorted(graph.chunk_vectors)
     dim = graph.content_vectors.dim or graph.concept_vectors.dim
     lexical_file = f"embeddings/lexical.g{generation}.npz"
