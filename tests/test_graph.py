@@ -200,6 +200,21 @@ def test_the_networkx_graph_is_a_read_only_view_that_says_what_to_call():
     assert "note" not in g.nx.nodes["n1"]
 
 
+def test_to_networkx_writes_graphml_that_reads_back_when_text_has_control_characters():
+    import io
+
+    import networkx as nx
+
+    g = make_graph(0.8)
+    g.add_content("\x1b[31mERROR\x1b[0m token refresh failed\x00\x0c\n\x1b[33mWARN\x1b[0m\tretrying", v(0))
+    assert "\x1b" in g.node("n1").title and "\x1b" in g.node("c1").description  # the node keeps what was pasted
+    buffer = io.BytesIO()
+    nx.write_graphml(g.to_networkx(), buffer)
+    back = nx.read_graphml(io.BytesIO(buffer.getvalue()))
+    assert back.nodes["n1"]["title"] == "\ufffd[31mERROR\ufffd[0m token refresh failed\ufffd"  # a form feed ends the line
+    assert "\ufffd[33mWARN" in back.nodes["c1"]["description"]
+
+
 def test_the_read_only_view_hands_out_nodes_and_a_graph_dict_that_refuse_edits():
     import copy
     import pickle

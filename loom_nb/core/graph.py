@@ -1258,4 +1258,20 @@ def _plain_attributes(node: "ContentNode | ConceptNode") -> dict[str, Any]:
                  "created": node.created, "last_access_turn": int(node.last_access_turn), "summary_of": node.summary_of}
         if node.reference is not None:
             attrs.update(file=node.reference.file, lines="-".join(str(x) for x in node.reference.lines))
-    return {k: v for k, v in attrs.items() if v is not None}
+    return {k: _xml_text(v) if isinstance(v, str) else v for k, v in attrs.items() if v is not None}
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+"""Characters XML 1.0 cannot hold, even escaped (every control character but tab, newline
+and carriage return): ``nx.write_graphml`` writes them as they are, and the file it makes
+cannot be read back."""
+
+
+def _xml_text(text: str) -> str:
+    r"""``text`` with each character XML 1.0 forbids replaced by U+FFFD (a pasted log's ANSI
+    colour codes, ``\x1b[31m``, are the usual ones).
+
+    >>> _xml_text("\x1b[31mERROR\x1b[0m\tok")
+    '\ufffd[31mERROR\ufffd[0m\tok'
+    """
+    return _NOT_XML.sub("\ufffd", text)
