@@ -12,7 +12,7 @@ from loom_nb.core.errors import LoomError
 from loom_nb.core.relink import apply_threshold, threshold_plan
 from loom_nb.core.store import load_graph, save_graph
 
-from test_concepts import TOPICS, topic_graph
+from test_concepts import TOPICS, clustered, topic_graph
 
 
 def topic_of(g, concept_id):
@@ -100,3 +100,21 @@ def test_a_concept_is_named_by_its_own_topics_words(halves):
         assert terms and set(terms) <= set(TOPICS[topic].split()) | {"note"}
     with pytest.raises(LoomError):
         concept_terms(halves, "n1")
+
+
+def test_content_with_no_concept_is_previewed_and_applied_as_a_new_layer():
+    """Content added with link=False has no concept: a preview says so, applying builds the
+    layer as communities (one per topic here), and the quality counts every content node."""
+    vectors, labels = clustered(6)
+    g = LoomGraph(LoomConfig(concept_threshold=0.99), embedding_model="toy")
+    for k, (vector, label) in enumerate(zip(vectors, labels)):
+        g.add_content(f"{list(TOPICS)[label]} note {k}", vector, link=False)
+    from loom_nb.core.concepts import concept_quality
+
+    assert (concept_quality(g).content, concept_quality(g).concepts) == (18, 0)
+    plan = threshold_plan(g, 0.9)
+    assert (plan.concepts, plan.merges, plan.splits, plan.unlinked, plan.changes) == (0, (), (), 18, True)
+    assert "18 content node(s) linked to no concept" in str(plan)
+    quality = apply_threshold(g, 0.9)
+    assert (quality.content, quality.concepts, g.concept_threshold) == (18, 3, 0.9)
+    assert threshold_plan(g, 0.9).unlinked == 0

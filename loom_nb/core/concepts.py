@@ -204,8 +204,9 @@ def concept_terms(graph: LoomGraph, concept_id: str, top: int = 8) -> list[tuple
 class ConceptQuality(Displayable):
     """Whether the concept layer is topics: how many, how large, how tight.
 
-    Each content node counts in its strongest concept. Cosines are means over pairs of
-    content vectors: within a concept, and between different concepts.
+    Each content node counts in its strongest concept (``content`` counts every content node,
+    one linked to no concept too). Cosines are means over pairs of content vectors: within a
+    concept, and between different concepts.
     """
 
     content: int
@@ -257,10 +258,11 @@ def concept_quality(graph: LoomGraph) -> ConceptQuality:
     (2, 1.5, 2)
     """
     labels = primary_concepts(graph)
+    content = int(labels.size)  # every content node, with a concept or not
     v = _unit_rows(graph.content_vectors.matrix)[labels >= 0]
     labels = labels[labels >= 0]
     if labels.size == 0:
-        return ConceptQuality(0, 0, 0.0, 0, float("nan"), float("nan"))
+        return ConceptQuality(content, 0, 0.0, 0, float("nan"), float("nan"))
     _, labels, sizes = np.unique(labels, return_inverse=True, return_counts=True)
     sums = np.zeros((sizes.size, v.shape[1]), np.float64)
     np.add.at(sums, labels, v)
@@ -272,7 +274,7 @@ def concept_quality(graph: LoomGraph) -> ConceptQuality:
     between_sum = float(total @ total - (sums ** 2).sum())
     between_pairs = float(labels.size ** 2 - (sizes ** 2).sum())
     return ConceptQuality(
-        content=int(labels.size), concepts=int(sizes.size), median_size=float(np.median(sizes)), largest=int(sizes.max()),
+        content=content, concepts=int(sizes.size), median_size=float(np.median(sizes)), largest=int(sizes.max()),
         within=within_sum / within_pairs if within_pairs else float("nan"),
         between=between_sum / between_pairs if between_pairs else float("nan"),
     )
