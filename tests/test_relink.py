@@ -87,10 +87,29 @@ def test_the_threshold_is_kept_by_a_save(halves, tmp_path):
     assert load_graph(tmp_path)[0].concept_threshold == 0.9
 
 
-@pytest.mark.parametrize("bad", [0, -0.2, 1.5, float("nan")])
+@pytest.mark.parametrize("bad", [0, -0.2, 1.5, float("nan"), float("inf"), 1e-5, True, "0.6", None, [0.5]])
 def test_a_threshold_that_is_not_a_cosine_is_refused(halves, bad):
     with pytest.raises(LoomError, match="cosine"):
         threshold_plan(halves, bad)
+    with pytest.raises(LoomError, match="cosine"):
+        apply_threshold(halves, bad)
+    assert halves.concept_threshold == 0.99  # nothing stored
+
+
+def test_a_threshold_is_checked_as_it_is_stored_and_loomconfig_agrees(halves):
+    """1e-5 was checked, then stored as 0.0, which no preview or tuner would take again."""
+    with pytest.raises(LoomError, match=r"got 1e-05, 0.0 at four decimals"):
+        apply_threshold(halves, 1e-5)
+    assert apply_threshold(halves, 0.99999) and halves.concept_threshold == 1.0
+    assert threshold_plan(halves, halves.concept_threshold).threshold == 1.0
+    for bad in (0.0, 0, -0.1, 1.01, True, "0.7"):
+        with pytest.raises(ValueError, match=r"concept_threshold must be None or a cosine in \(0, 1\]"):
+            LoomConfig(concept_threshold=bad)
+    assert LoomConfig(concept_threshold=np.float32(0.5)).concept_threshold == 0.5
+    from loom_nb.core.store import _config_from
+
+    # a session this user saved with 0.0 before (graph.json sealed, so no schema check) opens at the calibrated threshold
+    assert _config_from({"concept_threshold": 0.0}).concept_threshold is None
 
 
 def test_a_concept_is_named_by_its_own_topics_words(halves):

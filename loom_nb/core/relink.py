@@ -24,6 +24,8 @@ describes (concept ids are new, as after a rebuild). Both are numpy over whole a
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, replace
 
 import networkx as nx
@@ -205,7 +207,17 @@ def apply_threshold(graph: LoomGraph, threshold: float, *, seed: int = 0) -> Con
 
 
 def _checked(threshold: float) -> float:
-    value = float(threshold)
+    """``threshold`` as it is stored (four decimals), once it is a cosine in (0, 1]: rounded
+    first, so that what is checked is what is kept (1e-5 was checked, then stored as 0.0, which
+    no preview would take again).
+
+    >>> _checked(0.70004), _checked(1)
+    (0.7, 1.0)
+    """
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+        raise LoomError(f"a concept threshold is a number, a cosine in (0, 1]; got {threshold!r}")
+    value = round(float(threshold), 4)
     if not 0.0 < value <= 1.0:
-        raise LoomError(f"a concept threshold is a cosine in (0, 1]; got {threshold!r}")
-    return round(value, 4)
+        rounded = f", {value} at four decimals" if value != threshold and math.isfinite(value) else ""
+        raise LoomError(f"a concept threshold is a cosine in (0, 1]; got {threshold!r}{rounded}")
+    return value

@@ -136,6 +136,12 @@ def _config_from(data: dict[str, Any] | None) -> LoomConfig:
         data["output_reservation_range"] = tuple(data["output_reservation_range"])
     if isinstance(data.get("provenance"), dict):  # a key added since the save takes its default, as a new weight does
         data["provenance"] = {**DEFAULT_PROVENANCE, **data["provenance"]}
+    threshold = data.get("concept_threshold")
+    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and threshold == 0:
+        # apply_threshold(1e-5) once stored 0.0, which LoomConfig now refuses: open such a session
+        # at the threshold calibrated for its embedder rather than not at all
+        log.warning("the stored concept threshold 0 is not a threshold; using the one calibrated for the embedder")
+        data["concept_threshold"] = None
     return LoomConfig(**data)
 
 
