@@ -18,6 +18,7 @@ neighbour graph the Louvain method runs on, and the links of the new concepts).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import networkx as nx
@@ -389,15 +390,19 @@ def _members(graph: LoomGraph, concept_id: str) -> np.ndarray:
 
 def merge_concepts(graph: LoomGraph, first: str, second: str) -> str:
     """Merge two concepts into one (a new id); returns it. Members linked to both keep one link."""
+    if first == second:  # it would only come back under a new id
+        raise LoomError(f"merge_concepts needs two different concepts; got {first!r} twice")
     rows = np.union1d(_members(graph, first), _members(graph, second))
     spec = _specs(graph, np.zeros(rows.size, np.int64), rows)[0]
     return graph.replace_concepts([first, second], [spec])[0]
 
 
 def split_concept(graph: LoomGraph, concept_id: str, parts: int = 2, *, seed: int = 0) -> list[str]:
-    """Split a concept into about ``parts`` communities of its members; returns the new ids."""
+    """Split a concept into about ``parts`` (at least 2) communities of its members; returns the new ids."""
+    if isinstance(parts, bool) or not isinstance(parts, numbers.Integral) or parts < 2:
+        raise LoomError(f"a concept splits into a whole number of parts, at least 2; got {parts!r}")
     rows = _members(graph, concept_id)
-    if rows.size < 2 * max(parts, 1):
+    if rows.size < 2 * parts:
         raise LoomError(f"{concept_id} has {rows.size} members: too few to split into {parts}")
     labels = communities(graph.content_vectors.matrix[rows], max(2, math.ceil(rows.size / parts)), seed=seed)
     if labels.max() == 0:
