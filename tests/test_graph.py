@@ -200,6 +200,23 @@ def test_the_networkx_graph_is_a_read_only_view_that_says_what_to_call():
     assert "note" not in g.nx.nodes["n1"]
 
 
+def test_a_concept_name_is_clipped_however_long_its_words_are():
+    from loom_nb.core.concepts import rebuild_concepts
+    from loom_nb.core.graph import NAME_CHARS, NAME_TERM_CHARS, ConceptSpec
+
+    g = make_graph(0.8)
+    g.add_content("x" * 5000, v(0))  # a pasted blob with no spaces is one word
+    assert g.node("c1").name == "x" * (NAME_TERM_CHARS - 1) + "…"
+    g.add_content("OAuth tokens expire. The OAuth refresh flow renews tokens.", v(90))
+    assert g.node("c2").name == "oauth tokens expire"  # real names are as they were
+    (new,) = g.replace_concepts(["c2"], [ConceptSpec("y " * 200, "d", np.array(v(90)), [("n2", 1.0)])])
+    assert len(g.node(new).name) == NAME_CHARS and g.node(new).name.endswith("…")
+    for k in range(6):
+        g.add_content(("z" * 300 + " ") * 3 + f"note {k}", v(k))
+    rebuild_concepts(g)
+    assert all(len(c.name) <= NAME_CHARS and max(map(len, c.name.split())) <= NAME_TERM_CHARS for c in g.concept_nodes())
+
+
 def test_to_networkx_writes_graphml_that_reads_back_when_text_has_control_characters():
     import io
 

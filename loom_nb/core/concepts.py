@@ -26,7 +26,7 @@ import numpy as np
 
 from .display import Displayable
 from .errors import LoomError
-from .graph import ConceptSpec, LoomGraph
+from .graph import ConceptSpec, LoomGraph, concept_name
 
 __all__ = [
     "LAYER_VERSION",
@@ -310,7 +310,7 @@ def _specs(graph: LoomGraph, labels: np.ndarray, rows: np.ndarray | None = None,
         members = np.flatnonzero(labels == label)
         members = members[np.argsort(-weights[members], kind="stable")]
         central = "; ".join(graph.node(ids[rows[m]]).title for m in members[:3])
-        name = " ".join(names[label]) or graph.node(ids[rows[members[0]]]).title[:40]
+        name = concept_name(names[label]) or graph.node(ids[rows[members[0]]]).title[:40]
         also = extra_label == label
         specs.append(ConceptSpec(name=name, description=f"{len(members)} members, e.g. {central}"[:160],
                                  vector=centroids[label].astype(np.float32),

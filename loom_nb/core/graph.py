@@ -241,12 +241,33 @@ def extractive_name(text: str, max_terms: int = 3, max_description: int = 160) -
     for i, w in enumerate(words):
         first_seen.setdefault(w, i)
     ranked = sorted(counts, key=lambda w: (-counts[w], first_seen[w]))
-    name = " ".join(ranked[:max_terms]) or "untitled"
+    name = concept_name(ranked[:max_terms]) or "untitled"
     flat = " ".join(text.split())
     sentence = _SENTENCE_END.split(flat, maxsplit=1)[0] if flat else ""
     if len(sentence) > max_description:
         sentence = sentence[: max_description - 1].rstrip() + "…"
     return name, sentence or name
+
+
+NAME_TERM_CHARS = 40
+"""A term longer than this is clipped in a concept's name (a pasted blob with no spaces once
+made one word of 5,000 characters a name). The samples' longest term is 11 characters."""
+NAME_CHARS = 120
+"""A concept name longer than this (from any namer) is clipped; the samples' longest is 25."""
+
+
+def _clipped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def concept_name(terms) -> str:
+    """A concept's name from its terms: each clipped at :data:`NAME_TERM_CHARS`, the whole
+    at :data:`NAME_CHARS`.
+
+    >>> concept_name(["oauth", "tokens"]), len(concept_name(["x" * 5000]))
+    ('oauth tokens', 40)
+    """
+    return _clipped(" ".join(_clipped(t, NAME_TERM_CHARS) for t in terms), NAME_CHARS)
 
 
 # -- the graph ------------------------------------------------------------------------------
@@ -724,7 +745,7 @@ class LoomGraph:
             auto_name, auto_description = self.namer(text)
             name = name or auto_name
             description = description or auto_description
-        concept = ConceptNode(id=self._new_id("concept"), name=name, description=description, origin=origin)
+        concept = ConceptNode(id=self._new_id("concept"), name=_clipped(name, NAME_CHARS), description=description, origin=origin)
         neighbours = []
         if len(self.concept_vectors):
             sims = self.concept_vectors.matrix @ vector
@@ -771,7 +792,8 @@ class LoomGraph:
         self.concept_vectors = VectorTable.from_arrays(keep, self.concept_vectors.matrix[[self.concept_vectors.index[c] for c in keep]])
         new_ids = []
         for spec in specs:
-            concept = ConceptNode(id=self._new_id("concept"), name=clean_text(spec.name), description=clean_text(spec.description),
+            concept = ConceptNode(id=self._new_id("concept"), name=_clipped(clean_text(spec.name), NAME_CHARS),
+                                  description=clean_text(spec.description),
                                   origin=spec.members[0][0] if spec.members else None)
             graph.add_node(concept.id, kind="concept", data=concept)
             self.concept_vectors.add(concept.id, self._check_vector(spec.vector))
