@@ -13,6 +13,9 @@ Louvain method finds its communities at a resolution chosen so that a concept ha
 The similarity work (neighbours, means, overlaps, term weights, the quality figures) is
 numpy over whole arrays; Python loops only where networkx needs its edges one by one (the
 neighbour graph the Louvain method runs on, and the links of the new concepts).
+
+Size: the concept layer's one job end to end: the communities, their names, the quality
+figures and the hand edits (merge, split) that must build concepts the same way.
 """
 
 from __future__ import annotations
