@@ -169,6 +169,13 @@ def test_merge_and_split_refuse_what_they_cannot_do():
         merge_concepts(g, some, "n1")
     with pytest.raises(LoomError, match="too few"):
         split_concept(g, some, parts=3)
+    before = (g.counts(), list(g.concept_vectors.ids))
+    with pytest.raises(LoomError, match="two different concepts"):
+        merge_concepts(g, some, some)  # it would only come back under a new id
+    for parts in (0, 1, -3, 1.5, True, "2"):
+        with pytest.raises(LoomError, match="at least 2"):
+            split_concept(g, some, parts=parts)
+    assert (g.counts(), list(g.concept_vectors.ids)) == before  # nothing changed
 
 
 def test_merge_candidates_are_the_pairs_above_the_threshold():

@@ -200,6 +200,63 @@ def test_the_networkx_graph_is_a_read_only_view_that_says_what_to_call():
     assert "note" not in g.nx.nodes["n1"]
 
 
+def test_a_concept_name_is_clipped_however_long_its_words_are():
+    from loom_nb.core.concepts import rebuild_concepts
+    from loom_nb.core.graph import NAME_CHARS, NAME_TERM_CHARS, ConceptSpec
+
+    g = make_graph(0.8)
+    g.add_content("x" * 5000, v(0))  # a pasted blob with no spaces is one word
+    assert g.node("c1").name == "x" * (NAME_TERM_CHARS - 1) + "…"
+    g.add_content("OAuth tokens expire. The OAuth refresh flow renews tokens.", v(90))
+    assert g.node("c2").name == "oauth tokens expire"  # real names are as they were
+    (new,) = g.replace_concepts(["c2"], [ConceptSpec("y " * 200, "d", np.array(v(90)), [("n2", 1.0)])])
+    assert len(g.node(new).name) == NAME_CHARS and g.node(new).name.endswith("…")
+    for k in range(6):
+        g.add_content(("z" * 300 + " ") * 3 + f"note {k}", v(k))
+    rebuild_concepts(g)
+    assert all(len(c.name) <= NAME_CHARS and max(map(len, c.name.split())) <= NAME_TERM_CHARS for c in g.concept_nodes())
+
+
+def test_to_networkx_writes_graphml_that_reads_back_when_text_has_control_characters():
+    import io
+
+    import networkx as nx
+
+    g = make_graph(0.8)
+    g.add_content("\x1b[31mERROR\x1b[0m token refresh failed\x00\x0c\n\x1b[33mWARN\x1b[0m\tretrying", v(0))
+    assert "\x1b" in g.node("n1").title and "\x1b" in g.node("c1").description  # the node keeps what was pasted
+    buffer = io.BytesIO()
+    nx.write_graphml(g.to_networkx(), buffer)
+    back = nx.read_graphml(io.BytesIO(buffer.getvalue()))
+    assert back.nodes["n1"]["title"] == "\ufffd[31mERROR\ufffd[0m token refresh failed\ufffd"  # a form feed ends the line
+    assert "\ufffd[33mWARN" in back.nodes["c1"]["description"]
+
+
+def test_the_read_only_view_hands_out_nodes_and_a_graph_dict_that_refuse_edits():
+    import copy
+    import pickle
+
+    from loom_nb.core.graph import ContentNode
+
+    g = make_graph(0.8)
+    g.add_content("OAuth tokens expire hourly.", v(0), meta={"defines": ["refresh"]})
+    view = g.nx
+    data = view.nodes["n1"]["data"]
+    assert isinstance(data, ContentNode) and data == g.node("n1")  # reads as the node itself
+    assert (data.type, data.tokens, data.provenance.source, data.meta["defines"]) == ("input", g.node("n1").tokens, "user", ("refresh",))
+    edits = (lambda: setattr(data, "type", "no-such-type"), lambda: setattr(data, "tokens", 999_999),
+             lambda: setattr(data.provenance, "source", "x"), lambda: data.meta.update(path="x"),
+             lambda: view.graph.update(note="x"), lambda: view.graph.__setitem__("note", "x"),
+             lambda: view.copy().nodes["n1"]["data"].__setattr__("title", "x"))
+    for edit in edits:
+        with pytest.raises(LoomError, match="read-only view.*LoomGraph.remove"):
+            edit()
+    assert (g.node("n1").type, g.node("n1").meta, g._graph().graph) == ("input", {"defines": ["refresh"]}, {})
+    assert int(g.arrays().tokens[0]) == g.node("n1").tokens
+    assert copy.deepcopy(data) == g.node("n1") and pickle.loads(pickle.dumps(data)) == g.node("n1")
+    assert view.to_directed().nodes["n1"]["data"].title == g.node("n1").title  # networkx's copies still work
+
+
 def test_to_networkx_exports_plain_values_to_json_and_graphml(tmp_path):
     import io
     import json

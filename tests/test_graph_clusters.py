@@ -129,3 +129,21 @@ def test_the_clustered_view_as_text_gives_the_captions_facts():
     assert f"drawn as clusters: {concepts} of {concepts} concepts" in text
     assert "query: topic7 unit7 words" in text and f"loaded {len(result.loaded)} (unfolded)" in text
     assert f"{len(result.loaded)} loaded (unfolded)" in graph_html(small, result, clusters=True)
+
+
+def test_every_loaded_node_is_drawn_with_its_concept_beyond_max_concepts_or_named():
+    from loom_nb.views.graph_clusters import _clusters, cluster_html
+
+    small = big_loom(120)
+    result = small.query("topic7 unit7 words", budget=2000, mode="fused")
+    homes = {small.graph.concepts_of(n)[0][0] for n in result.loaded}
+    assert len(homes) > 1  # more concepts than max_concepts=1 draws
+    plan = _clusters(small, result, 1)
+    assert plan.loaded == sorted(result.loaded) and homes <= set(plan.drawn) and not plan.unplaced
+    assert f"{len(result.loaded)} loaded (unfolded)" in cluster_html(small, result, max_concepts=1)
+    unlinked = small.graph.add_content("topic7 unit7 words again", small.graph.content_vectors.get(result.loaded[0]),
+                                       link=False)[0].id
+    result = small.query("topic7 unit7 words", budget=2000, mode="fused")
+    assert unlinked in result.loaded  # loaded, with no concept to draw it in: the caption names it
+    assert _clusters(small, result, 1).unplaced == [unlinked]
+    assert f"1 loaded but not drawn (linked to no concept): {unlinked}" in cluster_html(small, result, max_concepts=1)

@@ -188,6 +188,35 @@ def test_empty_graph_draws():
     assert "0 of 0 concepts" in page
 
 
+def test_a_large_drawing_runs_springs_on_its_concepts_only_and_puts_content_beside_its_concept(monkeypatch):
+    """At 5,000 nodes one spring layout of everything took 76 s; past SPRING_NODES only the
+    concepts are laid out by springs and each unit sits on a spiral around its strongest one."""
+    import math
+
+    import networkx as nx
+
+    from loom_nb.views import graph_view as gv
+
+    g = nx.Graph()
+    g.add_nodes_from((f"c{c}", {"kind": "concept"}) for c in range(60))
+    g.add_edges_from((f"c{c}", f"c{c + 1}", {"kind": "concept", "weight": 0.6}) for c in range(59))
+    for n in range(gv.SPRING_NODES):
+        g.add_node(f"n{n}", kind="content")
+        g.add_edge(f"n{n}", f"c{n % 60}", kind="link", weight=0.9)
+        if n % 7 == 0:  # a weaker second concept: the strongest is its home
+            g.add_edge(f"n{n}", f"c{(n + 1) % 60}", kind="link", weight=0.5)
+    g.add_node("alone", kind="content")
+    sizes = []
+    spring = nx.spring_layout
+    monkeypatch.setattr(nx, "spring_layout", lambda sub, **kw: sizes.append(sub.number_of_nodes()) or spring(sub, **kw))
+    pos = gv._layout(g, 7)
+    assert sizes == [60] and set(pos) == set(g) and all(map(math.isfinite, np.ravel(list(pos.values()))))
+    scale = max(250.0, 45.0 * math.sqrt(g.number_of_nodes()))
+    for n in range(gv.SPRING_NODES):
+        assert math.dist(pos[f"n{n}"], pos[f"c{n % 60}"]) < 0.9 / math.sqrt(60) * scale
+    assert pos == gv._layout(g, 7)  # the same graph, the same picture
+
+
 # -- labels that stay clear of each other (issue 17) -------------------------------------------
 
 from browser import LABEL_BOXES_JS, browser_page, overlapping  # noqa: E402

@@ -270,6 +270,23 @@ def test_item_limit_of_the_mode():
     assert "item limit (3)" in packed.decisions[-1].reason
 
 
+def test_the_table_shows_a_node_removed_after_packing_as_it_was_or_as_removed(monkeypatch):
+    import loom_nb.core.pack as pack_module
+
+    monkeypatch.setattr(pack_module, "CAPTURED_ROWS", 2)  # keep the first two rows' facts, and what the walk decided
+    g = graph_with([(words(20, 1), 10, "input"), (words(20, 2), 20, "analysis"), (words(20, 3), 95, "input"),
+                    (words(20, 4), 100, "input")])
+    packed = run(g, 2000)
+    assert decisions(packed) == {"n1": "loaded", "n2": "loaded", "n3": "excluded", "n4": "excluded"}
+    title, tokens = g.node("n2").title, g.node("n2").tokens
+    g.remove_many(["n2", "n4"])
+    row = packed.decision_of("n2")  # a loaded node: what the query decided stays readable
+    assert (row.title, row.type, row.tokens, row.decision) == (title, "analysis", tokens, "loaded")
+    gone = packed.decision_of("n4")  # past the kept rows and never visited: said to be gone
+    assert (gone.title, gone.type, gone.tokens, gone.decision) == ("(removed)", "(removed)", 0, "excluded")
+    assert sorted(r.node_id for r in packed.decisions) == ["n1", "n2", "n3", "n4"]
+
+
 def test_zero_budget_loads_nothing():
     g = graph_with([(words(5, 1), 0, "input")])
     packed = run(g, 0)

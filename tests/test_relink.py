@@ -12,7 +12,7 @@ from loom_nb.core.errors import LoomError
 from loom_nb.core.relink import apply_threshold, threshold_plan
 from loom_nb.core.store import load_graph, save_graph
 
-from test_concepts import TOPICS, topic_graph
+from test_concepts import TOPICS, clustered, topic_graph
 
 
 def topic_of(g, concept_id):
@@ -87,10 +87,29 @@ def test_the_threshold_is_kept_by_a_save(halves, tmp_path):
     assert load_graph(tmp_path)[0].concept_threshold == 0.9
 
 
-@pytest.mark.parametrize("bad", [0, -0.2, 1.5, float("nan")])
+@pytest.mark.parametrize("bad", [0, -0.2, 1.5, float("nan"), float("inf"), 1e-5, True, "0.6", None, [0.5]])
 def test_a_threshold_that_is_not_a_cosine_is_refused(halves, bad):
     with pytest.raises(LoomError, match="cosine"):
         threshold_plan(halves, bad)
+    with pytest.raises(LoomError, match="cosine"):
+        apply_threshold(halves, bad)
+    assert halves.concept_threshold == 0.99  # nothing stored
+
+
+def test_a_threshold_is_checked_as_it_is_stored_and_loomconfig_agrees(halves):
+    """1e-5 was checked, then stored as 0.0, which no preview or tuner would take again."""
+    with pytest.raises(LoomError, match=r"got 1e-05, 0.0 at four decimals"):
+        apply_threshold(halves, 1e-5)
+    assert apply_threshold(halves, 0.99999) and halves.concept_threshold == 1.0
+    assert threshold_plan(halves, halves.concept_threshold).threshold == 1.0
+    for bad in (0.0, 0, -0.1, 1.01, True, "0.7"):
+        with pytest.raises(ValueError, match=r"concept_threshold must be None or a cosine in \(0, 1\]"):
+            LoomConfig(concept_threshold=bad)
+    assert LoomConfig(concept_threshold=np.float32(0.5)).concept_threshold == 0.5
+    from loom_nb.core.store import _config_from
+
+    # a session this user saved with 0.0 before (graph.json sealed, so no schema check) opens at the calibrated threshold
+    assert _config_from({"concept_threshold": 0.0}).concept_threshold is None
 
 
 def test_a_concept_is_named_by_its_own_topics_words(halves):
@@ -100,3 +119,21 @@ def test_a_concept_is_named_by_its_own_topics_words(halves):
         assert terms and set(terms) <= set(TOPICS[topic].split()) | {"note"}
     with pytest.raises(LoomError):
         concept_terms(halves, "n1")
+
+
+def test_content_with_no_concept_is_previewed_and_applied_as_a_new_layer():
+    """Content added with link=False has no concept: a preview says so, applying builds the
+    layer as communities (one per topic here), and the quality counts every content node."""
+    vectors, labels = clustered(6)
+    g = LoomGraph(LoomConfig(concept_threshold=0.99), embedding_model="toy")
+    for k, (vector, label) in enumerate(zip(vectors, labels)):
+        g.add_content(f"{list(TOPICS)[label]} note {k}", vector, link=False)
+    from loom_nb.core.concepts import concept_quality
+
+    assert (concept_quality(g).content, concept_quality(g).concepts) == (18, 0)
+    plan = threshold_plan(g, 0.9)
+    assert (plan.concepts, plan.merges, plan.splits, plan.unlinked, plan.changes) == (0, (), (), 18, True)
+    assert "18 content node(s) linked to no concept" in str(plan)
+    quality = apply_threshold(g, 0.9)
+    assert (quality.content, quality.concepts, g.concept_threshold) == (18, 3, 0.9)
+    assert threshold_plan(g, 0.9).unlinked == 0

@@ -79,6 +79,19 @@ def test_resave_replaces_generation_and_removes_old_files(tmp_path):
     assert load_graph(tmp_path)[0] == g
 
 
+def test_a_node_of_an_unknown_type_is_refused_at_save_not_at_the_next_open(tmp_path):
+    g = sample_graph()
+    save_graph(g, tmp_path)
+    before = (tmp_path / GRAPH_FILE).read_bytes()
+    g.node("n1").type = "no-such-type"  # what a load would refuse the whole session for
+    with pytest.raises(LoomError, match="n1 has content type 'no-such-type'.*nothing was written"):
+        save_graph(g, tmp_path)
+    with pytest.raises(LoomError, match="nothing was written"):
+        save_graph(g, tmp_path / "new")
+    assert (tmp_path / GRAPH_FILE).read_bytes() == before and not (tmp_path / "new" / "content").exists()
+    assert load_graph(tmp_path)[0].node("n1").type == "analysis"
+
+
 def test_a_failed_save_leaves_the_previous_session_intact(tmp_path, monkeypatch):
     g = sample_graph()
     save_graph(g, tmp_path)

@@ -3,6 +3,7 @@
 notebook (no front end needed)."""
 
 import re
+from html import escape
 
 import numpy as np
 import pytest
@@ -34,6 +35,20 @@ def test_contribution_bars_add_up_to_the_score(loom):
     rows = result.rows(20)[::-1]
     assert np.allclose(totals, [r.score for r in rows])
     assert fig.data[0].y[-1].startswith(rows[-1].node_id)  # the top node is drawn on top
+
+
+def test_a_result_still_shows_after_the_nodes_it_loaded_are_removed(loom, tmp_path):
+    result = loom.query("rotated refresh token", budget=400, mode="fused")
+    first = result.loaded[0]
+    title = loom.graph.node(first).title
+    loom.graph.remove(first)
+    assert result.decision(first).title == title and first in str(result)
+    assert escape(title) in result._repr_html_()
+    assert result.contributions_figure() is not None and first in [i.node_id for i in result.pack().items]
+    view = loom.graph_view(result, clusters=False)
+    assert "loaded" in str(view) and view.html()
+    assert loom.graph_view(result, clusters=True).html()
+    assert loom.export_report(result, tmp_path / "report.html").stat().st_size > 0
 
 
 def test_the_budget_bar_adds_up_to_the_window_and_leaves_out_empty_zones(loom):

@@ -13,11 +13,15 @@ Louvain method finds its communities at a resolution chosen so that a concept ha
 The similarity work (neighbours, means, overlaps, term weights, the quality figures) is
 numpy over whole arrays; Python loops only where networkx needs its edges one by one (the
 neighbour graph the Louvain method runs on, and the links of the new concepts).
+
+Size: the concept layer's one job end to end: the communities, their names, the quality
+figures and the hand edits (merge, split) that must build concepts the same way.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import networkx as nx
@@ -25,7 +29,7 @@ import numpy as np
 
 from .display import Displayable
 from .errors import LoomError
-from .graph import ConceptSpec, LoomGraph
+from .graph import ConceptSpec, LoomGraph, concept_name
 
 __all__ = [
     "LAYER_VERSION",
@@ -204,8 +208,9 @@ def concept_terms(graph: LoomGraph, concept_id: str, top: int = 8) -> list[tuple
 class ConceptQuality(Displayable):
     """Whether the concept layer is topics: how many, how large, how tight.
 
-    Each content node counts in its strongest concept. Cosines are means over pairs of
-    content vectors: within a concept, and between different concepts.
+    Each content node counts in its strongest concept (``content`` counts every content node,
+    one linked to no concept too). Cosines are means over pairs of content vectors: within a
+    concept, and between different concepts.
     """
 
     content: int
@@ -257,10 +262,11 @@ def concept_quality(graph: LoomGraph) -> ConceptQuality:
     (2, 1.5, 2)
     """
     labels = primary_concepts(graph)
+    content = int(labels.size)  # every content node, with a concept or not
     v = _unit_rows(graph.content_vectors.matrix)[labels >= 0]
     labels = labels[labels >= 0]
     if labels.size == 0:
-        return ConceptQuality(0, 0, 0.0, 0, float("nan"), float("nan"))
+        return ConceptQuality(content, 0, 0.0, 0, float("nan"), float("nan"))
     _, labels, sizes = np.unique(labels, return_inverse=True, return_counts=True)
     sums = np.zeros((sizes.size, v.shape[1]), np.float64)
     np.add.at(sums, labels, v)
@@ -272,7 +278,7 @@ def concept_quality(graph: LoomGraph) -> ConceptQuality:
     between_sum = float(total @ total - (sums ** 2).sum())
     between_pairs = float(labels.size ** 2 - (sizes ** 2).sum())
     return ConceptQuality(
-        content=int(labels.size), concepts=int(sizes.size), median_size=float(np.median(sizes)), largest=int(sizes.max()),
+        content=content, concepts=int(sizes.size), median_size=float(np.median(sizes)), largest=int(sizes.max()),
         within=within_sum / within_pairs if within_pairs else float("nan"),
         between=between_sum / between_pairs if between_pairs else float("nan"),
     )
@@ -307,7 +313,7 @@ def _specs(graph: LoomGraph, labels: np.ndarray, rows: np.ndarray | None = None,
         members = np.flatnonzero(labels == label)
         members = members[np.argsort(-weights[members], kind="stable")]
         central = "; ".join(graph.node(ids[rows[m]]).title for m in members[:3])
-        name = " ".join(names[label]) or graph.node(ids[rows[members[0]]]).title[:40]
+        name = concept_name(names[label]) or graph.node(ids[rows[members[0]]]).title[:40]
         also = extra_label == label
         specs.append(ConceptSpec(name=name, description=f"{len(members)} members, e.g. {central}"[:160],
                                  vector=centroids[label].astype(np.float32),
@@ -387,15 +393,19 @@ def _members(graph: LoomGraph, concept_id: str) -> np.ndarray:
 
 def merge_concepts(graph: LoomGraph, first: str, second: str) -> str:
     """Merge two concepts into one (a new id); returns it. Members linked to both keep one link."""
+    if first == second:  # it would only come back under a new id
+        raise LoomError(f"merge_concepts needs two different concepts; got {first!r} twice")
     rows = np.union1d(_members(graph, first), _members(graph, second))
     spec = _specs(graph, np.zeros(rows.size, np.int64), rows)[0]
     return graph.replace_concepts([first, second], [spec])[0]
 
 
 def split_concept(graph: LoomGraph, concept_id: str, parts: int = 2, *, seed: int = 0) -> list[str]:
-    """Split a concept into about ``parts`` communities of its members; returns the new ids."""
+    """Split a concept into about ``parts`` (at least 2) communities of its members; returns the new ids."""
+    if isinstance(parts, bool) or not isinstance(parts, numbers.Integral) or parts < 2:
+        raise LoomError(f"a concept splits into a whole number of parts, at least 2; got {parts!r}")
     rows = _members(graph, concept_id)
-    if rows.size < 2 * max(parts, 1):
+    if rows.size < 2 * parts:
         raise LoomError(f"{concept_id} has {rows.size} members: too few to split into {parts}")
     labels = communities(graph.content_vectors.matrix[rows], max(2, math.ceil(rows.size / parts)), seed=seed)
     if labels.max() == 0:

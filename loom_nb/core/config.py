@@ -12,6 +12,7 @@ a session from saving a value it could not open again.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -316,8 +317,11 @@ class LoomConfig:
 
     def __post_init__(self) -> None:  # noqa: C901 - one range check per field, flat
         _check_finite(self)
-        if self.concept_threshold is not None and not 0.0 <= self.concept_threshold <= 1.0:
-            raise ValueError(f"concept_threshold must be None or in [0, 1], got {self.concept_threshold}")
+        threshold = self.concept_threshold
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, numbers.Real)
+                                      or not 0.0 < threshold <= 1.0):
+            # 0 links every unit to every concept, and a preview or the tuner cannot start from it
+            raise ValueError(f"concept_threshold must be None or a cosine in (0, 1], got {threshold!r}")
         if isinstance(self.concept_size, bool) or not isinstance(self.concept_size, int) or self.concept_size < 2:
             raise ValueError(f"concept_size must be an integer >= 2, got {self.concept_size!r}")
         for name in ("relevance_floor", "concept_relevance", "lexical_relevance", "concept_edge_min"):

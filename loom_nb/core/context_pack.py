@@ -207,6 +207,13 @@ def context_pack(result, *, max_items: int = MAX_ITEMS, lines_around: int = SNIP
     items: list[PackItem] = []
     covered: set[str] = set()
     for row in (r for r in result.table if r.decision in LOADED):
+        if row.node_id not in graph.content_vectors.index:  # removed since the query: its row says what it was
+            if len(items) < max_items:
+                items.append(PackItem(node_id=row.node_id, title=row.title, type=row.type, decision=row.decision,
+                                      score=round(float(row.score), 4), path=None, lines=None, cell="",
+                                      reasons=_reasons(row, {}, lead=lead, times=1 + weight), terms=[], symbols=[],
+                                      snippet=""))
+            continue
         node = graph.node(row.node_id)
         matched = graph.lexical.explain(wanted, graph.content_vectors.index[row.node_id]) if wanted else {}
         found = list(dict.fromkeys(t for ts in matched.values() for t in ts))

@@ -19,7 +19,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
@@ -241,12 +241,33 @@ def extractive_name(text: str, max_terms: int = 3, max_description: int = 160) -
     for i, w in enumerate(words):
         first_seen.setdefault(w, i)
     ranked = sorted(counts, key=lambda w: (-counts[w], first_seen[w]))
-    name = " ".join(ranked[:max_terms]) or "untitled"
+    name = concept_name(ranked[:max_terms]) or "untitled"
     flat = " ".join(text.split())
     sentence = _SENTENCE_END.split(flat, maxsplit=1)[0] if flat else ""
     if len(sentence) > max_description:
         sentence = sentence[: max_description - 1].rstrip() + "…"
     return name, sentence or name
+
+
+NAME_TERM_CHARS = 40
+"""A term longer than this is clipped in a concept's name (a pasted blob with no spaces once
+made one word of 5,000 characters a name). The samples' longest term is 11 characters."""
+NAME_CHARS = 120
+"""A concept name longer than this (from any namer) is clipped; the samples' longest is 25."""
+
+
+def _clipped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def concept_name(terms) -> str:
+    """A concept's name from its terms: each clipped at :data:`NAME_TERM_CHARS`, the whole
+    at :data:`NAME_CHARS`.
+
+    >>> concept_name(["oauth", "tokens"]), len(concept_name(["x" * 5000]))
+    ('oauth tokens', 40)
+    """
+    return _clipped(" ".join(_clipped(t, NAME_TERM_CHARS) for t in terms), NAME_CHARS)
 
 
 # -- the graph ------------------------------------------------------------------------------
@@ -341,8 +362,9 @@ class LoomGraph:
     def nx(self) -> nx.Graph:
         """A read-only view of the networkx graph: node attribute ``data`` holds the node,
         edges ``kind`` and ``weight``, so ``nx.pagerank(graph.nx)`` and the like run on it
-        directly. Editing it (a node or an edge, or an attribute of one) raises
-        :class:`LoomError` naming the method to call: the
+        directly. Editing it (a node or an edge, an attribute of one, a field of a node's
+        ``data``, or the graph's own attribute dict) raises :class:`LoomError` naming the
+        method to call: ``data`` is a read-only proxy of the node, and the
         vector tables, the lexical index and the saved columns follow the graph's own
         methods, not networkx. :meth:`to_networkx` gives a copy with plain attributes for
         export. After a fast load the graph is built on first use."""
@@ -351,6 +373,7 @@ class LoomGraph:
             setattr(view, name, _refuse_edit)
         view._node = _ReadOnly(view._node, 1)  # node -> attributes
         view._adj = _ReadOnly(view._adj, 2)  # node -> neighbour -> edge attributes
+        view.graph = _ReadOnly(view.graph, 0)  # a view shares the graph's own dict otherwise
         return view
 
     def _graph(self) -> nx.Graph:
@@ -726,7 +749,7 @@ class LoomGraph:
             auto_name, auto_description = self.namer(text)
             name = name or auto_name
             description = description or auto_description
-        concept = ConceptNode(id=self._new_id("concept"), name=name, description=description, origin=origin)
+        concept = ConceptNode(id=self._new_id("concept"), name=_clipped(name, NAME_CHARS), description=description, origin=origin)
         neighbours = []
         if len(self.concept_vectors):
             sims = self.concept_vectors.matrix @ vector
@@ -773,7 +796,8 @@ class LoomGraph:
         self.concept_vectors = VectorTable.from_arrays(keep, self.concept_vectors.matrix[[self.concept_vectors.index[c] for c in keep]])
         new_ids = []
         for spec in specs:
-            concept = ConceptNode(id=self._new_id("concept"), name=clean_text(spec.name), description=clean_text(spec.description),
+            concept = ConceptNode(id=self._new_id("concept"), name=_clipped(clean_text(spec.name), NAME_CHARS),
+                                  description=clean_text(spec.description),
                                   origin=spec.members[0][0] if spec.members else None)
             graph.add_node(concept.id, kind="concept", data=concept)
             self.concept_vectors.add(concept.id, self._check_vector(spec.vector))
@@ -1164,7 +1188,9 @@ class _ReadOnly(Mapping):
     """A read-only window on one of the networkx view's dicts, and on ``depth`` levels of dicts
     below it: setting an attribute (``G.nodes[n][k] = v``, ``nx.set_node_attributes``) raises
     :class:`LoomError` as a structural edit does, instead of breaking the next query or being
-    dropped by the next save. ``copy()`` gives a plain dict, as networkx's own copies expect."""
+    dropped by the next save. The values of the last level are read-only too (a node's
+    ``data`` is a :class:`_ReadOnlyNode`). ``copy()`` gives a plain dict, as networkx's own
+    copies expect."""
 
     __slots__ = ("_d", "_depth")
 
@@ -1173,7 +1199,7 @@ class _ReadOnly(Mapping):
 
     def __getitem__(self, key):
         value = self._d[key]
-        return _ReadOnly(value, self._depth - 1) if self._depth > 0 else value
+        return _ReadOnly(value, self._depth - 1) if self._depth > 0 else _read_only(value)
 
     def __iter__(self):
         return iter(self._d)
@@ -1188,12 +1214,63 @@ class _ReadOnly(Mapping):
         return repr(self._d)
 
     def copy(self) -> dict:
-        return dict(self._d)
+        return {key: self[key] for key in self._d}
 
     def _refuse(self, *args, **kwargs):
         _refuse_edit()
 
     __setitem__ = __delitem__ = clear = update = pop = popitem = setdefault = _refuse
+
+
+def _read_only(value):
+    """``value`` as the read-only view hands it out: a node (or a dataclass inside one, such
+    as its provenance) behind :class:`_ReadOnlyNode`, a dict behind :class:`_ReadOnly`, a list
+    as a tuple; strings and numbers as they are."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return _ReadOnlyNode(value)
+    if isinstance(value, dict):
+        return _ReadOnly(value, 0)
+    if isinstance(value, (list, set)):
+        return tuple(_read_only(v) for v in value)
+    return value
+
+
+class _ReadOnlyNode:
+    """A node (or one of its dataclass fields) read through :attr:`LoomGraph.nx`: every field
+    reads as the node's own, and setting one raises :class:`LoomError` naming the method to
+    call. A node's ``type`` or ``tokens`` set here would skip the ranking arrays and the
+    checks a save needs (issue: an unknown type saved, then the session would not open)."""
+
+    __slots__ = ("_node",)
+
+    def __init__(self, node):
+        object.__setattr__(self, "_node", node)
+
+    def __getattr__(self, name: str):
+        if name == "_node":  # not set yet: an instance copy or pickle is making
+            raise AttributeError(name)
+        return _read_only(getattr(self._node, name))
+
+    def __reduce_ex__(self, protocol):  # copy, deepcopy and pickle: a proxy of (a copy of) the node
+        return _ReadOnlyNode, (self._node,)
+
+    @property
+    def __class__(self):  # isinstance(G.nodes[n]["data"], ContentNode) holds, as before
+        return type(self._node)
+
+    def __setattr__(self, name: str, value) -> None:
+        _refuse_edit()
+
+    def __delattr__(self, name: str) -> None:
+        _refuse_edit()
+
+    def __eq__(self, other) -> bool:
+        return self._node == (other._node if isinstance(other, _ReadOnlyNode) else other)
+
+    __hash__ = None  # as the dataclass it wraps
+
+    def __repr__(self) -> str:
+        return repr(self._node)
 
 
 def _plain_attributes(node: "ContentNode | ConceptNode") -> dict[str, Any]:
@@ -1207,4 +1284,20 @@ def _plain_attributes(node: "ContentNode | ConceptNode") -> dict[str, Any]:
                  "created": node.created, "last_access_turn": int(node.last_access_turn), "summary_of": node.summary_of}
         if node.reference is not None:
             attrs.update(file=node.reference.file, lines="-".join(str(x) for x in node.reference.lines))
-    return {k: v for k, v in attrs.items() if v is not None}
+    return {k: _xml_text(v) if isinstance(v, str) else v for k, v in attrs.items() if v is not None}
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+"""Characters XML 1.0 cannot hold, even escaped (every control character but tab, newline
+and carriage return): ``nx.write_graphml`` writes them as they are, and the file it makes
+cannot be read back."""
+
+
+def _xml_text(text: str) -> str:
+    r"""``text`` with each character XML 1.0 forbids replaced by U+FFFD (a pasted log's ANSI
+    colour codes, ``\x1b[31m``, are the usual ones).
+
+    >>> _xml_text("\x1b[31mERROR\x1b[0m\tok")
+    '\ufffd[31mERROR\ufffd[0m\tok'
+    """
+    return _NOT_XML.sub("\ufffd", text)

@@ -43,6 +43,14 @@ MESSAGE_OVERHEAD = 4
 
 DECISIONS = ("loaded", "summary", "chunk", "manifest_only", "excluded")
 
+CAPTURED_ROWS = 50
+"""Rows of the table whose node facts (title, type, tokens) a :class:`Packed` keeps from
+packing time, with every node the walk decided: the rows the views show first
+(:data:`loom_nb.views.html.SHOWN_ROWS`). A node removed after the query still shows in them as
+it was; a row further down whose node is gone reads :data:`REMOVED`."""
+REMOVED = "(removed)"
+"""Title and type of a table row whose node left the graph after the query and was not kept."""
+
 
 # -- budget (seed 000 §6.1) ------------------------------------------------------------------
 
@@ -214,11 +222,23 @@ class Packed:
         self._config = config
         self._decisions: list[NodeDecision] | None = None
         self._semantic_floor = semantic_floor(ranking.signals, config) if len(ranking) else config.relevance_floor
+        # what the table shows first, as it was now: a node removed later still reads as it was
+        # (the whole table is built lazily, and reading 50k nodes here would slow every query)
+        kept = dict.fromkeys(ranking.order[:CAPTURED_ROWS].tolist()) | dict.fromkeys(visited)
+        self._facts: dict[int, tuple[str, str, int]] = {i: self._node_facts(i) for i in kept}
+
+    def _node_facts(self, i: int) -> tuple[str, str, int]:
+        """(title, type, tokens) of ranking row ``i``'s node now, or :data:`REMOVED` when it is gone."""
+        node_id = self._ranking.node_ids[i]
+        if node_id not in self._graph.content_vectors.index:
+            return REMOVED, REMOVED, 0
+        node = self._graph.node(node_id)
+        return node.title, node.type, int(node.tokens)
 
     def row(self, i: int, rank_no: int) -> NodeDecision:
         """The table row of ranking row ``i`` (its position in score order is ``rank_no``)."""
         r = self._ranking
-        node = self._graph.node(r.node_ids[i])
+        title, type_, tokens = self._facts.get(i) or self._node_facts(i)
         decision, reason, loaded, chunks = self._visited.get(i, (None, "", 0, []))
         if decision is None:
             if not r.relevant[i]:
@@ -231,10 +251,10 @@ class Packed:
                 decision = "manifest_only"
                 reason = f"needs at least {int(self._lower_bounds[i])} tokens, {int(self._skipped_left[i])} left"
         return NodeDecision(
-            node_id=node.id,
-            title=node.title,
-            type=node.type,
-            tokens=node.tokens,
+            node_id=r.node_ids[i],
+            title=title,
+            type=type_,
+            tokens=tokens,
             score=float(r.scores[i]),
             signals={n: float(r.signals[i, k]) for k, n in enumerate(SIGNALS)},
             contributions={n: float(r.contributions[i, k]) for k, n in enumerate(SIGNALS)},

@@ -24,12 +24,15 @@ describes (concept ids are new, as after a rebuild). Both are numpy over whole a
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, replace
 
 import networkx as nx
 import numpy as np
 
-from .concepts import MAX_OVERLAPS, ConceptQuality, _specs, _unit_rows, communities, concept_quality, primary_concepts
+from .concepts import (MAX_OVERLAPS, ConceptQuality, _specs, _unit_rows, communities, concept_quality, primary_concepts,
+                       rebuild_concepts)
 from .display import Displayable, html_table
 from .errors import LoomError
 from .graph import LoomGraph
@@ -58,6 +61,9 @@ class ThresholdPlan(Displayable):
     links_now: int
     links_then: int
     names: dict
+    unlinked: int = 0
+    """Content nodes linked to no concept (added with ``link=False``): applying gives them
+    concepts, communities of their vectors when there are no concepts at all."""
 
     @property
     def concepts_then(self) -> int:
@@ -67,7 +73,8 @@ class ThresholdPlan(Displayable):
 
     @property
     def changes(self) -> bool:
-        return bool(self.merges or self.splits or self.links_now != self.links_then or self.threshold != self.current)
+        return bool(self.merges or self.splits or self.links_now != self.links_then or self.threshold != self.current
+                    or self.unlinked)
 
     def _label(self, cid: str) -> str:
         return f"{cid} {self.names.get(cid, '')!r}"
@@ -80,6 +87,9 @@ class ThresholdPlan(Displayable):
             lines.append(f"  merge {' + '.join(self._label(c) for c in group)} (members shared ≥ {share:.2f})")
         for cid, size, below, parts in self.splits[:8]:
             lines.append(f"  split {self._label(cid)} in {parts}: {below:.0%} of its {size} members below {self.threshold:.2f}")
+        if self.unlinked:
+            lines.append(f"  {self.unlinked} content node(s) linked to no concept: applying gives them concepts"
+                         + (" (communities of their vectors, as rebuild_concepts makes)" if not self.concepts else ""))
         hidden = max(len(self.merges) - 8, 0) + max(len(self.splits) - 8, 0)
         if hidden:
             lines.append(f"  … {hidden} more")
@@ -103,8 +113,10 @@ def _groups(graph: LoomGraph, threshold: float, *, seed: int = 0, block: int = 2
     memory is a block times the concepts plus concepts squared."""
     labels = primary_concepts(graph)
     vectors = _unit_rows(graph.content_vectors.matrix)
+    n_concepts = len(graph.concept_vectors)
+    if n_concepts == 0:  # content added with link=False and never linked: nothing to merge, split or reach
+        return labels, [], [], np.zeros(0, np.int64), np.zeros(0), 0
     means = _unit_rows(graph.concept_vectors.matrix)
-    n_concepts = len(means)
     shared = np.zeros((n_concepts, n_concepts), np.float32)
     below = np.zeros(n_concepts)
     extra = 0
@@ -154,7 +166,7 @@ def threshold_plan(graph: LoomGraph, threshold: float) -> ThresholdPlan:
     """What :func:`apply_threshold` would do at ``threshold``, changing nothing."""
     threshold = _checked(threshold)
     ids = graph.concept_vectors.ids
-    _, merges, splits, size, share, links_then = _groups(graph, threshold)
+    labels, merges, splits, size, share, links_then = _groups(graph, threshold)
     links_now = _groups(graph, graph.concept_threshold)[-1]
     return ThresholdPlan(
         threshold=threshold, current=graph.concept_threshold, concepts=len(ids),
@@ -162,17 +174,21 @@ def threshold_plan(graph: LoomGraph, threshold: float) -> ThresholdPlan:
         splits=tuple((ids[c], int(size[c]), float(share[c]), int(parts.max()) + 1) for c, _, parts in splits),
         links_now=links_now, links_then=links_then,
         names={ids[c]: graph.node(ids[c]).name for group, _ in merges for c in group} | {ids[c]: graph.node(ids[c]).name for c, _, _ in splits},
+        unlinked=int((labels < 0).sum()),
     )
 
 
 def apply_threshold(graph: LoomGraph, threshold: float, *, seed: int = 0) -> ConceptQuality:
     """Store ``threshold`` in the graph's config and re-link the layer at it: the merges and
     splits of :func:`threshold_plan` made, every concept's mean, name and extra links
-    computed again (concept ids are new). Returns the new layer's quality."""
+    computed again (concept ids are new). Content with no concept gets one of its own; when
+    no content has a concept (it was added with ``link=False``), the layer is built as
+    :func:`~loom_nb.core.concepts.rebuild_concepts` builds it, at the new threshold. Returns
+    the new layer's quality."""
     threshold = _checked(threshold)
-    if len(graph.content_vectors) == 0:
+    if len(graph.content_vectors) == 0 or len(graph.concept_vectors) == 0:
         graph.config = replace(graph.config, concept_threshold=threshold)
-        return concept_quality(graph)
+        return rebuild_concepts(graph)
     labels, merges, splits, _, _, _ = _groups(graph, threshold, seed=seed)
     final = labels.copy()
     for group, _ in merges:
@@ -191,7 +207,17 @@ def apply_threshold(graph: LoomGraph, threshold: float, *, seed: int = 0) -> Con
 
 
 def _checked(threshold: float) -> float:
-    value = float(threshold)
+    """``threshold`` as it is stored (four decimals), once it is a cosine in (0, 1]: rounded
+    first, so that what is checked is what is kept (1e-5 was checked, then stored as 0.0, which
+    no preview would take again).
+
+    >>> _checked(0.70004), _checked(1)
+    (0.7, 1.0)
+    """
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+        raise LoomError(f"a concept threshold is a number, a cosine in (0, 1]; got {threshold!r}")
+    value = round(float(threshold), 4)
     if not 0.0 < value <= 1.0:
-        raise LoomError(f"a concept threshold is a cosine in (0, 1]; got {threshold!r}")
-    return round(value, 4)
+        rounded = f", {value} at four decimals" if value != threshold and math.isfinite(value) else ""
+        raise LoomError(f"a concept threshold is a cosine in (0, 1]; got {threshold!r}{rounded}")
+    return value

@@ -136,6 +136,12 @@ def _config_from(data: dict[str, Any] | None) -> LoomConfig:
         data["output_reservation_range"] = tuple(data["output_reservation_range"])
     if isinstance(data.get("provenance"), dict):  # a key added since the save takes its default, as a new weight does
         data["provenance"] = {**DEFAULT_PROVENANCE, **data["provenance"]}
+    threshold = data.get("concept_threshold")
+    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and threshold == 0:
+        # apply_threshold(1e-5) once stored 0.0, which LoomConfig now refuses: open such a session
+        # at the threshold calibrated for its embedder rather than not at all
+        log.warning("the stored concept threshold 0 is not a threshold; using the one calibrated for the embedder")
+        data["concept_threshold"] = None
     return LoomConfig(**data)
 
 
@@ -356,9 +362,13 @@ def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previ
 
     Length: the write order of a crash-safe save (content, vectors, then graph.json), kept in one place."""
     graph_path = folder / GRAPH_FILE
+    content_nodes = [graph.node(i) for i in graph.content_vectors.ids]
+    odd = next((n for n in content_nodes if n.type not in _TYPE_CODE), None)
+    if odd is not None:  # a load refuses the whole session for it: refuse the save instead, writing nothing
+        raise LoomError(f"cannot save {folder}: {odd.id} has content type {odd.type!r}, not one of {tuple(_TYPE_CODE)}; "
+                        "nothing was written")
     (folder / "content").mkdir(exist_ok=True)
     (folder / "embeddings").mkdir(exist_ok=True)
-    content_nodes = [graph.node(i) for i in graph.content_vectors.ids]
     chunk_ids = sorted(graph.chunk_vectors)
     dim = graph.content_vectors.dim or graph.concept_vectors.dim
     lexical_file = f"embeddings/lexical.g{generation}.npz"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import html
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -125,6 +125,8 @@ class _Clusters:
     loaded: list[str]
     concepts: int
     content: int
+    unplaced: list[str] = field(default_factory=list)
+    """Loaded nodes linked to no concept: there is no cluster to draw them in."""
 
 
 def _clusters(loom, result, max_concepts: int) -> _Clusters:
@@ -144,7 +146,11 @@ def _clusters(loom, result, max_concepts: int) -> _Clusters:
         row_scores = np.array([scores.get(nid, 0.0) for nid in content_ids])
         np.maximum.at(best, labels[has], row_scores[has])
     order = sorted(range(len(ids)), key=lambda k: (-best[k], -sizes[k], k))
-    drawn = [ids[k] for k in sorted(order[: max(1, int(max_concepts))])]
+    # the concept of every loaded node is drawn, beyond max_concepts if need be: a loaded node
+    # is what the drawing is for, and it is drawn beside its concept
+    index = graph.content_vectors.index
+    homes = {int(labels[index[nid]]) for nid in loaded if labels[index[nid]] >= 0}
+    drawn = [ids[k] for k in sorted(set(order[: max(1, int(max_concepts))]) | homes)]
     size_of = _member_size(graph, result, scores)
     members: dict[str, list[dict[str, Any]]] = {cid: [] for cid in drawn}
     concept_of = {}
@@ -157,7 +163,8 @@ def _clusters(loom, result, max_concepts: int) -> _Clusters:
     for cid in members:  # the most relevant (or largest) member first on the ring
         members[cid].sort(key=lambda m: (-scores.get(m["id"], 0.0), -m["size"], m["id"]))
     return _Clusters(drawn, {ids[k]: int(sizes[k]) for k in range(len(ids))}, members, concept_of,
-                     sorted(n for n in loaded if n in concept_of), len(ids), len(content_ids))
+                     sorted(n for n in loaded if n in concept_of), len(ids), len(content_ids),
+                     sorted(n for n in loaded if n not in concept_of))
 
 
 def _member_size(graph, result, scores):
@@ -242,6 +249,9 @@ def _caption(result, plan: _Clusters) -> str:
     parts = [f"{len(plan.drawn)} of {plan.concepts} concepts drawn as clusters of their {plan.content:,} content nodes"]
     if result is not None:
         parts.append(f"{len(plan.loaded)} loaded (unfolded)")
+        if plan.unplaced:
+            parts.append(f"{len(plan.unplaced)} loaded but not drawn (linked to no concept): {', '.join(plan.unplaced[:5])}"
+                         + (" …" if len(plan.unplaced) > 5 else ""))
     text = " · ".join(parts) + ". Click a concept to unfold its members; click again to fold them."
     query = f"<b>Query:</b> {html.escape(result.query)}<br>" if result is not None else ""
     return ('<div class="loom-graph-caption" style="font-family:sans-serif;font-size:13px;margin:4px 0">'

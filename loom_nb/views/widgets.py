@@ -143,6 +143,8 @@ class WeightTuner:
             self.sliders["density"].tooltip = "a question on its own weighs density question_density; this slider sets it"
         self.floor = widgets.FloatSlider(value=config.relevance_floor, min=0.0, max=0.8, step=0.02, description="relevance floor",
                                          continuous_update=False, style=setting, layout=wide)
+        # from 0.3, or from a lower threshold the session has: above 0 either way (LoomConfig and
+        # apply_threshold take a cosine in (0, 1]; at 0 the preview could not start)
         self.threshold = widgets.FloatSlider(value=self.loom.graph.concept_threshold, min=min(0.3, self.loom.graph.concept_threshold),
                                              max=1.0, step=0.01,
                                              description="concept threshold", continuous_update=False, style=setting, layout=wide)
