@@ -365,9 +365,7 @@ def cmd_chat(args) -> int:
         print("loom-nb: interrupted: the turn in progress was dropped", file=sys.stderr)
         return 130
     finally:
-        if session.changed_since_open:  # a chat that never got going leaves the folder as it was
-            session.save()
-        session.close()
+        session.close()  # saves what changed; a chat that never got going leaves the folder as it was
     return 0
 
 

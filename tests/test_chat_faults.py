@@ -464,3 +464,61 @@ def test_closing_a_session_that_changed_nothing_leaves_its_folder_as_it_was(tmp_
     with FaultyOllama(answers=[ANSWER]) as server:
         Session.open(folder, model="llama3.2", host=server.host, embedder=HashingEmbedder()).close()
     assert folder_bytes(folder) == files
+
+
+# -- 6. two sessions on one folder ----------------------------------------------------------------
+
+
+def two_sessions(folder: Path, server, background: bool) -> tuple[Session, Session]:
+    make_loom(folder)
+    opened = [Session.open(folder, model="llama3.2", host=server.host, embedder=HashingEmbedder(), background=background)
+              for _ in range(2)]
+    return opened[0], opened[1]
+
+
+@pytest.mark.parametrize("background", [True, False])
+def test_a_turn_on_a_folder_another_session_saved_is_refused_before_the_model(tmp_path, background):
+    """Issue: B opened, A chatted and saved, B chatted on; each of B's turns was answered, then
+    lost when its save was refused, with only a log line saying "indexing failed"."""
+    from loom_nb.core.errors import SessionConflictError
+
+    with FaultyOllama(answers=[ANSWER] * 3) as server:
+        a, b = two_sessions(tmp_path / "s", server, background)
+        a.send("Why does the refresh fail?")
+        a.wait()
+        before, asked = snapshot(b), len(server.chat_requests)
+        with pytest.raises(SessionConflictError, match="not sent.*open it again"):
+            b.send("And what about the gateway?")
+        assert len(server.chat_requests) == asked  # refused before the model was paid for it
+        after = snapshot(b)
+        assert np.array_equal(after.pop("access"), before.pop("access")) and after == before
+        b.close()
+    assert [t["query"] for t in json.loads((tmp_path / "s" / "chat.json").read_text())["turns"]] == \
+        ["Why does the refresh fail?"]
+
+
+@pytest.mark.parametrize("background", [True, False])
+def test_a_turn_whose_save_fails_is_taken_back_out_and_says_saving_failed(tmp_path, background):
+    """A saves while B's answer streams: B's save is refused, and B's turn leaves B as it was."""
+    from loom_nb.core.errors import SessionConflictError
+
+    with FaultyOllama(answers=[ANSWER] * 3) as server:
+        a, b = two_sessions(tmp_path / "s", server, background)
+        before = snapshot(b)
+
+        def a_saves(piece: str) -> None:
+            if not a.turns:
+                a.send("Why does the refresh fail?")
+                a.wait()
+
+        if background:
+            b.send("And what about the gateway?", on_token=a_saves)
+            with pytest.raises(SessionConflictError, match="saving turn 1 failed"):
+                b.wait()
+        else:
+            with pytest.raises(SessionConflictError, match="saving turn 1 failed"):
+                b.send("And what about the gateway?", on_token=a_saves)
+        after = snapshot(b)
+        assert np.array_equal(after.pop("access"), before.pop("access")) and after == before
+        assert "saving turn 1 failed" in str(b.last_error)
+        b.close()

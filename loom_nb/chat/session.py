@@ -68,7 +68,8 @@ from .history import extractive_summary
 from .store import CHAT_FILE, CHAT_SCHEMA, read_chat, write_chat  # noqa: F401 - importable from here as before
 from .turns import ZONE_COLOURS, ChatCall, Turn  # noqa: F401
 from ..core.engine import Loom
-from ..core.errors import LoomError, OllamaUnavailableError, SessionFormatError
+from ..core.errors import LoomError, OllamaUnavailableError, SessionConflictError, SessionFormatError
+from ..core.store import GRAPH_FILE, check_not_replaced
 from ..ollama.probe import probe_ollama  # noqa: F401 - importable from here as before
 from ..ollama import Timeouts, WatchedStream, ollama_client, watched_call
 from ..core.pack import MESSAGE_OVERHEAD
@@ -201,8 +202,10 @@ class Session(Displayable):
         self._rules = RulesReader()
         self._rules_error = ""
         self._opened: tuple = self._state_key()
+        self._graph_seen = self._graph_file_key()
         self.last_error: BaseException | None = None
-        """The post-processing indexer's last failure, if any (the chat goes on without it)."""
+        """The post-processing indexer's last failure, if any: indexing the answer (the chat
+        goes on without it) or saving the turn (the turn was taken back out)."""
         self._timeouts = timeouts
         self._closed = False
 
@@ -234,6 +237,7 @@ class Session(Displayable):
             except (TypeError, ValueError, KeyError) as exc:
                 raise SessionFormatError(folder / CHAT_FILE, f"malformed message or turn: {exc}") from None
         session._opened = session._state_key()
+        session._graph_seen = session._graph_file_key()
         return session
 
     @property
@@ -258,6 +262,7 @@ class Session(Displayable):
         if self.folder is None:
             raise LoomError("this session has no folder: open it with Session.open(folder, ...)")
         self.loom.save()
+        self._graph_seen = self._graph_file_key()
         self.decisions.save(self.folder)
         return write_chat(self.folder, {
             "model": self.model, "messages": [asdict(m) for m in self.messages],
@@ -265,22 +270,66 @@ class Session(Displayable):
         })
 
     def wait(self) -> None:
-        """Wait for the post-processing indexer (if a turn's answer is still being indexed)."""
+        """Wait for the post-processing indexer (if a turn's answer is still being indexed).
+
+        Raises what saving the last turn raised (a
+        :class:`~loom_nb.core.errors.SessionConflictError` when another session saved the
+        folder meanwhile), once, after taking that turn back out of the session."""
         pending, self._pending = self._pending, None
         if pending is not None:
+            future, undo = pending
             try:
-                pending.result()
-            except Exception as exc:  # the answer is in the history even if indexing failed
-                self.last_error = exc
-                log.warning("indexing the last answer failed: %s", exc)
+                future.result()
+            except Exception as exc:  # indexing failures are logged there: this is the save
+                raise self._drop_turn(undo, exc) from exc
+
+    def _graph_file_key(self) -> tuple | None:
+        """What tells one save of the folder's graph.json from another (every save replaces it)."""
+        try:
+            stat = (self.folder / GRAPH_FILE).stat() if self.folder is not None else None
+        except OSError:
+            return None
+        return None if stat is None else (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+
+    def _check_folder(self) -> None:
+        """Refuse a turn that could not be saved: two sessions on one folder, one saved after
+        the other was read, lost every later turn of the other (only a log line said why)."""
+        key = self._graph_file_key()
+        if self.folder is None or key == self._graph_seen:
+            return
+        try:
+            check_not_replaced(self.loom.graph, self.folder)
+        except SessionConflictError as exc:
+            raise SessionConflictError(
+                f"this message was not sent: {self.folder} was saved by another chat or process since this session "
+                "read it, so this session's turns can no longer be saved there; open it again (Session.open, or "
+                "a new `loom-nb chat`) to go on from what it holds now") from exc
+        self._graph_seen = key  # saved by this session's own Loom (loom.save()): still ours
+
+    def _drop_turn(self, undo: tuple, exc: BaseException) -> LoomError:
+        """Take a turn whose save failed back out of the session; the error that says so."""
+        checkpoint, before, turns, messages = undo
+        number = self.turns[turns].number if len(self.turns) > turns else turns + 1
+        checkpoint.rollback()
+        decisions, summaries, self._summarised = before
+        self.decisions.restore(decisions)
+        del self.summaries[summaries:]
+        del self.turns[turns:]
+        del self.messages[messages:]
+        kind = SessionConflictError if isinstance(exc, SessionConflictError) else LoomError
+        error = kind(f"saving turn {number} failed, so it was taken back out of this session: {exc}")
+        self.last_error = error
+        return error
 
     def close(self) -> None:
         """Wait for the indexer and stop it, then save what changed since the session was
         opened (a decision added after the last answer too); a closed session refuses to send."""
         self._closed = True
-        self.wait()
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
+        try:
+            self.wait()
+        finally:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
         if self.folder is not None and self.changed_since_open:
             self._save()
 
@@ -340,6 +389,7 @@ class Session(Displayable):
         if echo and on_token is None:
             on_token = lambda piece: print(piece, end="", flush=True)  # noqa: E731
         self.wait()
+        self._check_folder()  # before the model is paid for a turn that could not be saved
         window = self.connect()  # fails before anything is changed when no server answers
         started = time.perf_counter()
         number = len(self.turns) + 1
@@ -360,15 +410,19 @@ class Session(Displayable):
             del self.summaries[summaries:]
             raise
         turn.seconds = time.perf_counter() - started
+        undo = (checkpoint, before, len(self.turns), len(self.messages))  # a save that fails takes the turn back
         self.turns.append(turn)
         self._emit_turn(turn)
         self.messages.append(Message("user", text, number, count_tokens(text), input_ids))
         answer = Message("assistant", turn.answer, number, count_tokens(turn.answer))
         self.messages.append(answer)
         if self._executor is not None:
-            self._pending = self._executor.submit(self._index_answer, turn, answer)
+            self._pending = (self._executor.submit(self._index_answer, turn, answer), undo)
         else:
-            self._index_answer(turn, answer)
+            try:
+                self._index_answer(turn, answer)
+            except Exception as exc:
+                raise self._drop_turn(undo, exc) from exc
         return turn
 
     def _record_decision(self, kind: str, text: str, links: list[str]) -> str:
@@ -480,8 +534,15 @@ class Session(Displayable):
             return None
 
     def _index_answer(self, turn: Turn, message: Message) -> None:
-        """The post-processing indexer: the answer becomes nodes, then the session is saved."""
-        index_answer(self.loom, self.model, turn, message)
+        """The post-processing indexer: the answer becomes nodes, then the session is saved.
+
+        An answer that cannot be indexed stays in the history (logged); a save that fails
+        raises, and the turn is taken back out (:meth:`_drop_turn`)."""
+        try:
+            index_answer(self.loom, self.model, turn, message)
+        except Exception as exc:
+            self.last_error = exc
+            log.warning("indexing the answer of turn %d failed (it stays in the chat, unindexed): %s", turn.number, exc)
         if self.folder is not None:
             self._save()
 
