@@ -29,13 +29,34 @@ TOOL_NAMES = ("load_context", "search_context", "record_decision")
 
 def _ask_of(call) -> str:
     """What a tool call asks for, as the turn's records name it: a node id, ``search: …`` or
-    ``decision: …``."""
+    ``decision: …``; masked, as everything a model writes is before it is kept or sent again."""
     arguments = call.function.arguments or {}
     if call.function.name == "search_context":
-        return f"search: {' '.join(str(arguments.get('query', '')).split())[:80]}"
+        return mask_secrets(f"search: {' '.join(str(arguments.get('query', '')).split())[:80]}")[0]
     if call.function.name == "record_decision":
-        return f"decision: {arguments.get('type', '')}"
-    return str(arguments.get("node_id", ""))
+        return mask_secrets(f"decision: {arguments.get('type', '')}")[0]
+    return mask_secrets(str(arguments.get("node_id", "")))[0]
+
+
+def _masked(value: Any) -> Any:
+    """A tool call's arguments with every string in them masked (keys and shape kept)."""
+    if isinstance(value, str):
+        return mask_secrets(value)[0]
+    if isinstance(value, dict):
+        return {key: _masked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item) for item in value]
+    return value
+
+
+def _sent_call(call) -> dict[str, Any]:
+    """A tool call as the follow-up carries it back to the model: a credential the model put in
+    an argument (a search query, a node id) goes back masked, as its text does."""
+    data = call.model_dump()
+    function = data.get("function") or {}
+    if function.get("arguments"):
+        function["arguments"] = _masked(function["arguments"])
+    return data
 
 FOLLOW_UP_TEXT_MAX = 200
 """Tokens of words a follow-up after a callback repeats: the question (restated after the
@@ -118,7 +139,7 @@ class Conversation:
             started = time.perf_counter()
             text, tool_calls, final = self.call(messages, tools, turn.window, on_token, not tools and left > 0)
             asks = [(_ask_of(c), c) for c in tool_calls if c.function.name in TOOL_NAMES] if tools else \
-                [(r, None) for r in MARKER.findall(text)]
+                [(mask_secrets(r)[0], None) for r in MARKER.findall(text)]
             requested = [node_id for node_id, _ in asks]
             turn.calls.append(ChatCall(estimated, getattr(final, "prompt_eval_count", None),
                                        getattr(final, "eval_count", None), time.perf_counter() - started, requested))
@@ -134,7 +155,7 @@ class Conversation:
             def follow_up(calls: list, bodies: list[str]) -> list[dict[str, Any]]:
                 """The next request: this one, what the model said (and the calls answered), what it got."""
                 if tools:
-                    carried = {"role": "assistant", "content": said, "tool_calls": [c.model_dump() for c in calls]}
+                    carried = {"role": "assistant", "content": said, "tool_calls": [_sent_call(c) for c in calls]}
                     return messages + [carried] + [{"role": "tool", "content": b, "tool_name": c.function.name}
                                                    for c, b in zip(calls, bodies)]
                 return messages + [{"role": "assistant", "content": said},
@@ -194,6 +215,7 @@ class Conversation:
     def search_text(self, query: str, cap: int, exclude: list[str]) -> tuple[str, str, int]:
         """The engine run on the model's own question: a small context pack within ``cap``
         (what the turn already loaded is not found again)."""
+        query = mask_secrets(query)[0]  # the model's words: searched, and named back to it, masked
         if not query.strip():
             return "search_context needs a query.", "refused: empty query", 0
         head = f"--- [search: {one_line(query)[:120]}] ---\n"
