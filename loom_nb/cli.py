@@ -257,10 +257,17 @@ CHAT_HELP = """Type a message and press Enter; paste several lines between two l
 
 
 def _chat_messages(stream):
-    """Messages from a line stream: one per line, or a block between two \"\"\" lines."""
+    """Messages from a line stream: one per line, or a block between two \"\"\" lines.
+
+    Lines of bytes (piped input) are decoded as ``add`` decodes stdin: UTF-8, else cp1252, so
+    a Latin-1 pipe gives ``café``, not a character no request can carry."""
+    from .core.files import decode_bytes
+
     block: list[str] | None = None
     for raw in stream:
-        line = raw.rstrip("\n")
+        if isinstance(raw, bytes):
+            raw = decode_bytes(raw, truncated=False)
+        line = raw.rstrip("\r\n")
         if line.strip() == '"""':
             if block is None:
                 block = []
@@ -336,7 +343,8 @@ def cmd_chat(args) -> int:
         window = session.connect()  # a missing server or model fails here, before any input
         interactive = sys.stdin.isatty()
         print(f"loom-nb chat: {window}; {len(session.turns)} earlier turns. /help for commands.", file=sys.stderr)
-        for message in _chat_messages(_prompted_lines() if interactive else sys.stdin):
+        piped = getattr(sys.stdin, "buffer", sys.stdin)  # bytes, decoded line by line
+        for message in _chat_messages(_prompted_lines() if interactive else piped):
             if message.startswith("/"):
                 try:
                     if not _chat_command(session, message):

@@ -99,3 +99,16 @@ def test_at_a_terminal_a_failed_turn_is_reported_and_the_chat_goes_on(tmp_path, 
     assert code == 0 and "loom-nb: error:" in err and "unexpectedly stopped" in err
     chat = json.loads((folder / "chat.json").read_text())
     assert [m["content"] for m in chat["messages"]] == ["first", "one", "third", "three"]
+
+
+def test_latin1_bytes_piped_into_chat_are_decoded_as_add_decodes_them(tmp_path, monkeypatch, capsys):
+    """printf 'caf\\xe9 …' | loom-nb chat failed the turn, blamed on Ollama ("'utf-8' codec can't
+    encode character '\\udce9'"): stdin's lone byte became a surrogate no request can carry."""
+    stdin = io.TextIOWrapper(io.BytesIO(b"caf\xe9 fails at startup\n"), encoding="utf-8", errors="surrogateescape")
+    with OllamaStandIn(answers=["Check the locale."]) as server:
+        monkeypatch.setattr("sys.stdin", stdin)
+        code = main(["chat", str(tmp_path / "s"), "--model", "llama3.2", "--host", server.host, "--embedder", "hashing"])
+        out, err = capsys.readouterr()
+        sent = server.chat_requests[0]["messages"][-1]["content"]
+    assert code == 0, err
+    assert sent.endswith("café fails at startup") and out.startswith("Check the locale.")

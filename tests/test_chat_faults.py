@@ -522,3 +522,18 @@ def test_a_turn_whose_save_fails_is_taken_back_out_and_says_saving_failed(tmp_pa
         assert np.array_equal(after.pop("access"), before.pop("access")) and after == before
         assert "saving turn 1 failed" in str(b.last_error)
         b.close()
+
+
+def test_a_lone_surrogate_is_replaced_and_an_encoding_error_is_never_blamed_on_ollama():
+    from loom_nb.ollama import explain_ollama_error
+
+    with FaultyOllama(answers=[ANSWER]) as server:
+        session = session_for(server, make_loom())
+        turn = session.send("caf\udce9 fails at startup")
+        sent = server.chat_requests[0]["messages"][-1]["content"]
+    assert sent.endswith("caf\ufffd fails at startup") and turn.query == "caf\ufffd fails at startup"
+    try:
+        "caf\udce9".encode("utf-8")
+    except UnicodeEncodeError as exc:
+        error = explain_ollama_error(exc, "llama3.2", server.host)
+    assert "Ollama at" not in str(error) and "nothing reached Ollama" in str(error)

@@ -45,6 +45,7 @@ from __future__ import annotations
 import html
 import json
 import logging
+import re
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -110,6 +111,8 @@ RECORD_DECISION_TOOL = _tool(
     },
     ["type", "text"],
 )
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 EXPLORE_FROM_WINDOW = 4096
 """Windows below this offer ``load_context`` alone: the two other tools' definitions cost
@@ -385,6 +388,9 @@ class Session(Displayable):
             raise LoomError("this session is closed: open it again with Session.open(folder) to go on")
         if not isinstance(text, str) or not text.strip():
             raise LoomError("the message is empty")
+        # a lone surrogate (bytes decoded with surrogateescape, a broken JSON string) cannot be
+        # encoded for the request: the turn failed inside the client, blamed on Ollama
+        text = _LONE_SURROGATE.sub("\ufffd", text)
         text = mask_secrets(text)[0]  # as sent, stored and shown: the user's credentials are masked too
         if echo and on_token is None:
             on_token = lambda piece: print(piece, end="", flush=True)  # noqa: E731
@@ -402,7 +408,7 @@ class Session(Displayable):
             conversation = Conversation(self.loom, lambda: self.client, self.model, self.host, self.timeouts, self.zones,
                                         self.max_callbacks, record=self._record_decision)
             conversation.converse(turn, messages, tools, question, on_token)
-            turn.answer = mask_secrets(turn.answer)[0]  # streamed as written; kept, indexed and sent again masked
+            turn.answer = mask_secrets(_LONE_SURROGATE.sub("\ufffd", turn.answer))[0]  # streamed as written; kept, indexed and sent again masked
         except BaseException:  # the failed turn leaves no trace: nodes, clock, marks, summaries, decisions
             checkpoint.rollback()
             decisions, summaries, self._summarised = before

@@ -68,6 +68,9 @@ def explain_ollama_error(exc: BaseException, model: str, host: str | None, *, ti
     """
     if isinstance(exc, LoomError):
         return exc
+    if isinstance(exc, UnicodeError):  # raised while the request was written: ours, not the server's
+        return LoomError(f"the request for {model!r} could not be encoded ({one_line(exc)}): its text holds a character "
+                         "UTF-8 cannot carry (a lone surrogate); nothing reached Ollama")
     import httpx
     import ollama
     import pydantic
