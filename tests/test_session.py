@@ -496,3 +496,24 @@ def test_a_chat_weighs_density_for_its_first_question_and_not_for_a_follow_up():
     assert not first.result.request.follows_up and follow_up.result.request.follows_up
     assert first.result.ranking.weights.density == LoomConfig().question_density > 0
     assert follow_up.result.ranking.weights.density == LoomConfig().weights.density == 0
+
+
+def test_every_request_caps_the_answer_at_its_reservation_and_a_runaway_stream_is_cut(caplog):
+    """No num_predict was sent: Ollama's default (-1) let a looping model generate forever.
+    A turn's requests send the reserved output, a summary its own cap; a server that streams past
+    the cap anyway is cut here."""
+    from loom_nb.chat.session import SUMMARY_MAX_TOKENS
+
+    long = "The refresh handler checks the family id, then the expiry, then the audience. " * 12
+    loop = "loop again and again. " * 3000  # about 15k tokens, several windows
+    with OllamaStandIn(answers=[long, {"match": "^Summarise", "content": "Earlier: checks."}, long, long, loop],
+                       show=default_show(num_ctx=2048), chunk_words=40) as server:
+        session = session_for(server, make_loom())
+        turns = [session.send(f"Question {i}: which check fails first in the refresh handler?") for i in range(4)]
+        chats = [b for b in server.chat_requests if not b["messages"][-1]["content"].startswith("Summarise")]
+        summaries = [b for b in server.chat_requests if b["messages"][-1]["content"].startswith("Summarise")]
+    assert [b["options"]["num_predict"] for b in chats] == [t.zones["reserved output"] for t in turns]
+    assert summaries and all(b["options"]["num_predict"] == SUMMARY_MAX_TOKENS for b in summaries)
+    reserved = turns[-1].zones["reserved output"]
+    assert reserved < count_tokens(turns[-1].answer) <= reserved * 1.25 + 200
+    assert "ran past its" in caplog.text

@@ -8,6 +8,7 @@ only talks: it reads the graph for callback bodies and marks what it served as a
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from typing import Any, Callable
@@ -20,6 +21,8 @@ from ..core.tokens import count_tokens, truncate_to_tokens
 from ..ollama import Timeouts, WatchedStream
 from .planner import message_tokens
 from .turns import ChatCall, Turn
+
+log = logging.getLogger(__name__)
 
 MARKER = re.compile(r"\[\[load:\s*([A-Za-z0-9_.:-]+)\s*\]\]")
 
@@ -58,6 +61,11 @@ def _sent_call(call) -> dict[str, Any]:
         function["arguments"] = _masked(function["arguments"])
     return data
 
+OVERRUN = 1.25
+"""How far past its ``num_predict`` (by loom-nb's token estimate) an answer is read before it is
+cut here: a server that ignores the cap (a proxy, an old Ollama) must not stream forever, and
+the model's tokenizer counts differently from ours."""
+
 FOLLOW_UP_TEXT_MAX = 200
 """Tokens of words a follow-up after a callback repeats: the question (restated after the
 served nodes when the model asked by marker) and what the model wrote before it asked. A
@@ -89,14 +97,20 @@ class Conversation:
         self.record = record
 
     def call(self, messages: list[dict[str, Any]], tools: list | None, window: int,
-              on_token: Callable[[str], None] | None, stop_at_marker: bool) -> tuple[str, list, Any]:
+             on_token: Callable[[str], None] | None, stop_at_marker: bool, num_predict: int) -> tuple[str, list, Any]:
         """One streamed request: its text, its tool calls, and its final part (None when it
-        was stopped at a ``[[load: ID]]`` marker). Ollama's faults raise one-line errors."""
+        was stopped at a ``[[load: ID]]`` marker, or cut past ``num_predict``). Ollama's faults
+        raise one-line errors.
+
+        ``num_predict`` caps the answer's tokens: Ollama's default (-1) lets a looping model
+        generate until it is stopped. Past :data:`OVERRUN` times the cap the stream is cut here."""
         sent = list(messages)
+        options = {"num_ctx": window, "num_predict": num_predict}
         stream = WatchedStream(
-            lambda: self.client().chat(self.model, sent, tools=tools, stream=True, options={"num_ctx": window}),
+            lambda: self.client().chat(self.model, sent, tools=tools, stream=True, options=options),
             self.timeouts, model=self.model, host=self.host, what="the answer")
         text, tool_calls, final = "", [], None
+        check_at = num_predict  # characters: a token is at least one, so counting starts here
         with stream:  # leaving early (a marker, an exception in on_token) drops the connection
             for part in stream:
                 piece = part.message.content or ""
@@ -104,6 +118,13 @@ class Conversation:
                     text += piece
                     if on_token is not None:
                         on_token(piece)
+                    if len(text) > check_at:
+                        over = count_tokens(text) - int(num_predict * OVERRUN)
+                        if over > 0:
+                            log.warning("the answer from %r ran past its %d reserved tokens and was cut "
+                                        "(the server did not stop at num_predict)", self.model, num_predict)
+                            break
+                        check_at = len(text) + max(-over, 16)  # no fewer characters than tokens to go
                 if part.message.tool_calls:
                     tool_calls.extend(part.message.tool_calls)
                 if part.done:
@@ -137,7 +158,9 @@ class Conversation:
         while True:
             estimated = message_tokens(messages) + tool_tokens
             started = time.perf_counter()
-            text, tool_calls, final = self.call(messages, tools, turn.window, on_token, not tools and left > 0)
+            # the answer's reservation, or what is left of the window after a follow-up's callbacks
+            num_predict = max(min(reserved, turn.window - estimated), 16)
+            text, tool_calls, final = self.call(messages, tools, turn.window, on_token, not tools and left > 0, num_predict)
             asks = [(_ask_of(c), c) for c in tool_calls if c.function.name in TOOL_NAMES] if tools else \
                 [(mask_secrets(r)[0], None) for r in MARKER.findall(text)]
             requested = [node_id for node_id, _ in asks]

@@ -112,6 +112,10 @@ RECORD_DECISION_TOOL = _tool(
     ["type", "text"],
 )
 
+SUMMARY_MAX_TOKENS = 320
+"""``num_predict`` of a summary request, which asks for at most 120 words (about 160 tokens):
+twice that, so a wordy model finishes its sentence, and a looping one stops."""
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 EXPLORE_FROM_WINDOW = 4096
@@ -528,7 +532,8 @@ class Session(Displayable):
                   "file and function names, numbers and open questions.\n\n" + transcript)
         messages = [{"role": "user", "content": prompt}]
         try:
-            stream = WatchedStream(lambda: self.client.chat(self.model, messages, stream=True, options={"num_ctx": window}),
+            options = {"num_ctx": window, "num_predict": SUMMARY_MAX_TOKENS}
+            stream = WatchedStream(lambda: self.client.chat(self.model, messages, stream=True, options=options),
                                    self.timeouts, model=self.model, host=self.host, what="a summary")
             with stream:
                 text = "".join(part.message.content or "" for part in stream)
