@@ -253,11 +253,17 @@ CHAT_HELP = """Type a message and press Enter; paste several lines between two l
   /decide TYPE TITLE        record a decision node (goal, decision, option, action, outcome, observation, revisit)
   /link FROM EDGE TO [WHY]  record a typed edge (leads_to, chosen, rejected, requires, blocks, enables, supersedes)
   /decisions    the decision graph
-  /quit         save and leave (so does end of input)"""
+  /quit         save and leave (so does end of input)
+A line is a command only when it starts with one of these names; a line starting with a path
+(/etc/hosts …) is sent as a message, and so is everything pasted between two \"\"\" lines."""
+
+CHAT_COMMANDS = ("/manifest", "/accounting", "/decide", "/link", "/decisions", "/help", "/quit", "/exit")
 
 
 def _chat_messages(stream):
-    """Messages from a line stream: one per line, or a block between two \"\"\" lines.
+    """``(text, is_command)`` from a line stream: a message per line, or per block between two
+    \"\"\" lines; a line is a /command when its first word looks like one (a block never is:
+    a pasted traceback may start with ``/usr/lib/…``). An empty block is skipped.
 
     Lines of bytes (piped input) are decoded as ``add`` decodes stdin: UTF-8, else cp1252, so
     a Latin-1 pipe gives ``café``, not a character no request can carry."""
@@ -272,15 +278,18 @@ def _chat_messages(stream):
             if block is None:
                 block = []
                 continue
-            yield "\n".join(block)
+            if "".join(block).strip():
+                yield "\n".join(block), False
             block = None
             continue
         if block is not None:
             block.append(line)
         elif line.strip():
-            yield line.strip()
-    if block:
-        yield "\n".join(block)
+            first = line.split()[0]
+            # a known name, or one word like /quitt (a mistyped command is said so), not /etc/hosts
+            yield line.strip(), first in CHAT_COMMANDS or re.fullmatch(r"/[A-Za-z]+", first) is not None
+    if block and "".join(block).strip():
+        yield "\n".join(block), False
 
 
 def _prompted_lines():
@@ -325,6 +334,19 @@ def _chat_command(session, line: str) -> bool:
     return True
 
 
+def _at_least(minimum: int):
+    """An argparse type: an int of at least ``minimum`` (--window 0 was ignored, -5 accepted)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+        return value
+    return parse
+
+
 def cmd_chat(args) -> int:
     from .chat.session import Session
 
@@ -344,8 +366,8 @@ def cmd_chat(args) -> int:
         interactive = sys.stdin.isatty()
         print(f"loom-nb chat: {window}; {len(session.turns)} earlier turns. /help for commands.", file=sys.stderr)
         piped = getattr(sys.stdin, "buffer", sys.stdin)  # bytes, decoded line by line
-        for message in _chat_messages(_prompted_lines() if interactive else piped):
-            if message.startswith("/"):
+        for message, command in _chat_messages(_prompted_lines() if interactive else piped):
+            if command:
                 try:
                     if not _chat_command(session, message):
                         break
@@ -483,8 +505,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = session_parser("chat", "chat with a local model through Ollama; the engine picks each turn's context", creates=True)
     p.add_argument("--model", help="an Ollama chat model (default: the one the stored chat used)")
     p.add_argument("--host", help="the Ollama server (default: OLLAMA_HOST, then http://127.0.0.1:11434)")
-    p.add_argument("--window", type=int, help="override the window (default: the num_ctx Ollama reports)")
-    p.add_argument("--max-callbacks", type=int, default=2, help="callback retrievals per turn (default 2; 0: off)")
+    p.add_argument("--window", type=_at_least(1), help="override the window (default: the num_ctx Ollama reports)")
+    p.add_argument("--max-callbacks", type=_at_least(0), default=2, help="callback retrievals per turn (default 2; 0: off)")
     p.add_argument("--no-tools", action="store_true", help="ask for callbacks with the [[load: ID]] marker, not a tool")
     p.set_defaults(func=cmd_chat)
     return parser

@@ -180,6 +180,10 @@ class Session(Displayable):
     ):
         if not model:
             raise LoomError("a chat session needs a model name, e.g. model='llama3.2'")
+        if window is not None and int(window) < 1:
+            raise LoomError(f"window must be at least 1 token, got {window!r} (None: the num_ctx Ollama reports)")
+        if int(max_callbacks) < 0:
+            raise LoomError(f"max_callbacks must be 0 (off) or more, got {max_callbacks!r}")
         if summarize not in ("model", "extractive"):
             raise LoomError(f"summarize must be 'model' or 'extractive', got {summarize!r}")
         self.loom = loom
