@@ -98,3 +98,19 @@ def test_a_credential_in_a_tool_calls_arguments_is_masked_where_it_is_kept_and_s
     assert AWS not in sent and AWS not in kept
     assert "[aws-access-key]" in sent and "[aws-access-key]" in kept
     assert turn.callbacks[0]["status"].startswith("searched") and turn.callbacks[1]["status"] == "refused: not offered"
+
+
+def test_an_answer_with_no_text_is_stored_and_shown_as_a_note():
+    """A call to a tool loom-nb does not serve, or a bare done, was stored as '' and sent back
+    as {'role': 'assistant'} with no content; the user saw nothing."""
+    weather = {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}
+    with OllamaStandIn(answers=[weather, "", "Third."], show=default_show(num_ctx=8192)) as server:
+        session = session_for(server, make_loom())
+        shown = []
+        first = session.send("what's the weather?", on_token=shown.append)
+        second = session.send("hello?")
+        session.send("third")
+        history = server.chat_requests[-1]["messages"]
+    assert first.answer == "(no answer: the model called get_weather, which loom-nb does not serve)" == "".join(shown)
+    assert second.answer == "(no answer: the model sent no text)"
+    assert [m["content"] for m in history if m["role"] == "assistant"] == [first.answer, second.answer]

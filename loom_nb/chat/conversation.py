@@ -167,7 +167,7 @@ class Conversation:
             turn.calls.append(ChatCall(estimated, getattr(final, "prompt_eval_count", None),
                                        getattr(final, "eval_count", None), time.perf_counter() - started, requested))
             if not requested:
-                turn.answer = text
+                turn.answer = text if text.strip() else self.no_answer(tool_calls, on_token)
                 return
             if left <= 0:  # over the limit: whatever it said is the answer
                 self.refuse(turn, text, requested, via, "refused: callback limit reached")
@@ -218,6 +218,18 @@ class Conversation:
                 if on_token is not None:
                     on_token(f"\n[loom-nb: {callback['node_id']} {callback['status']}]\n")
             messages = follow_up(calls, bodies)
+
+    @staticmethod
+    def no_answer(tool_calls: list, on_token: Callable[[str], None] | None) -> str:
+        """A note that stands for an answer with no text (a call to a tool this turn does not
+        serve, or a bare ``done``): stored and shown, so the user and the next turn see what
+        happened instead of an empty message."""
+        names = sorted({mask_secrets(one_line(str(c.function.name)))[0][:60] for c in tool_calls})
+        note = (f"(no answer: the model called {', '.join(names)}, which loom-nb does not serve)" if names
+                else "(no answer: the model sent no text)")
+        if on_token is not None:
+            on_token(note)
+        return note
 
     @staticmethod
     def refuse(turn: Turn, text: str, requested: list[str], via: str, status: str) -> None:
