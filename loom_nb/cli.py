@@ -347,13 +347,29 @@ def _at_least(minimum: int):
     return parse
 
 
+def _seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds above 0")
+    return value
+
+
 def cmd_chat(args) -> int:
+    from dataclasses import replace
+
     from .chat.session import Session
 
     session = Session.open(args.session, model=args.model, embedder=_embedder(args.embedder), host=args.host, workspace=args.workspace,
                            vectors=args.vectors,
                            window=args.window, max_callbacks=args.max_callbacks,
                            tools=False if args.no_tools else "auto")
+    limits = {which: getattr(args, f"{which}_timeout") for which in ("connect", "first_token", "idle")}
+    if any(limits.values()):  # the session's own limits (its LoomConfig), but those given here
+        session.timeouts = replace(session.timeouts, **{k: v for k, v in limits.items() if v})
     streamed = False
 
     def echo(piece: str) -> None:
@@ -508,6 +524,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=_at_least(1), help="override the window (default: the num_ctx Ollama reports)")
     p.add_argument("--max-callbacks", type=_at_least(0), default=2, help="callback retrievals per turn (default 2; 0: off)")
     p.add_argument("--no-tools", action="store_true", help="ask for callbacks with the [[load: ID]] marker, not a tool")
+    p.add_argument("--connect-timeout", type=_seconds, help="seconds to wait for Ollama to accept a connection (default: "
+                                                            "the session's ollama_connect_timeout, 10)")
+    p.add_argument("--first-token-timeout", type=_seconds, help="seconds to wait for an answer's first token: a cold model "
+                                                                "load, a long prompt on a CPU (default: the session's "
+                                                                "ollama_first_token_timeout, 300)")
+    p.add_argument("--idle-timeout", type=_seconds, help="seconds to wait between two chunks of an answer (default: the "
+                                                         "session's ollama_idle_timeout, 120)")
     p.set_defaults(func=cmd_chat)
     return parser
 

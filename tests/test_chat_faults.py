@@ -537,3 +537,26 @@ def test_a_lone_surrogate_is_replaced_and_an_encoding_error_is_never_blamed_on_o
     except UnicodeEncodeError as exc:
         error = explain_ollama_error(exc, "llama3.2", server.host)
     assert "Ollama at" not in str(error) and "nothing reached Ollama" in str(error)
+
+
+def test_the_chat_command_sets_the_timeouts_its_errors_name(tmp_path, monkeypatch, capsys):
+    """The advice named LoomConfig.ollama_first_token_timeout, which a command-line user could
+    not set. The session's config says 0.6 s here; the option given wins, the others stay."""
+    make_loom(tmp_path / "s")
+    monkeypatch.setattr("sys.stdin", io.StringIO("Why does the refresh fail?\n"))
+    with FaultyOllama(answers=[ANSWER], faults={0: "stall_first"}, stall_seconds=5) as server:
+        code = main(["chat", str(tmp_path / "s"), "--model", "llama3.2", "--host", server.host,
+                     "--first-token-timeout", "1.5"])
+    err = capsys.readouterr().err
+    assert code == 2 and "within 1.5 s" in err and "`loom-nb chat --first-token-timeout SECONDS`" in err
+    with pytest.raises(SystemExit):
+        main(["chat", str(tmp_path / "s"), "--idle-timeout", "0"])
+
+
+def test_a_runner_that_stopped_says_where_to_look_and_send_wants_a_str():
+    with FaultyOllama(answers=[{"error": "llama runner process has terminated: signal: killed"}]) as server:
+        session = session_for(server, make_loom())
+        error, _ = failure(session)
+        with pytest.raises(TypeError, match="str"):
+            session.send(b"Why does the refresh fail?")
+    assert "HTTP 500" in str(error) and "server's log" in str(error) and "out of memory" in str(error)

@@ -351,8 +351,14 @@ class Session(Displayable):
     # -- the server --------------------------------------------------------------------------
     @property
     def timeouts(self) -> Timeouts:
-        """The limits of this session's Ollama calls (see the ``timeouts`` parameter)."""
+        """The limits of this session's Ollama calls (see the ``timeouts`` parameter); set them
+        before the first call, as ``loom-nb chat --first-token-timeout`` does, for the client
+        this session makes to use them too."""
         return self._timeouts or Timeouts.from_config(self.loom.graph.config)
+
+    @timeouts.setter
+    def timeouts(self, value: Timeouts) -> None:
+        self._timeouts = value
 
     @property
     def client(self):
@@ -394,7 +400,9 @@ class Session(Displayable):
         """
         if self._closed:
             raise LoomError("this session is closed: open it again with Session.open(folder) to go on")
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):
+            raise TypeError(f"send takes the message as a str, got {type(text).__name__} (decode bytes first)")
+        if not text.strip():
             raise LoomError("the message is empty")
         # a lone surrogate (bytes decoded with surrogateescape, a broken JSON string) cannot be
         # encoded for the request: the turn failed inside the client, blamed on Ollama

@@ -102,6 +102,10 @@ def explain_ollama_error(exc: BaseException, model: str, host: str | None, *, ti
             return OllamaUnavailableError(
                 f"Ollama at {where} refused the request (HTTP {status}: {text}): check OLLAMA_ORIGINS, "
                 "OLLAMA_API_KEY or the proxy in front of it")
+        if status >= 500:  # the server is up; its model runner is not (crashed, out of memory, killed)
+            return LoomError(f"Ollama at {where} failed for model {model!r}{after} (HTTP {status}: {text}): see the "
+                             "Ollama server's log (`journalctl -u ollama`, or ~/.ollama/logs/server.log); a runner that "
+                             "stops is often out of memory: try a smaller model or a smaller window (--window)")
         return LoomError(f"Ollama at {where} failed for model {model!r}{after}: {text}")
     broken = isinstance(exc, (httpx.ReadError, httpx.RemoteProtocolError)) or (parts and isinstance(exc, OSError))
     if broken or any(isinstance(e, httpx.RemoteProtocolError) for e in chain):
