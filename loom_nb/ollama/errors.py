@@ -65,6 +65,9 @@ def explain_ollama_error(exc: BaseException, model: str, host: str | None, *, ti
 
     >>> str(explain_ollama_error(ConnectionRefusedError(111, "Connection refused"), "llama3.2", "http://127.0.0.1:9"))
     'no Ollama server answered at http://127.0.0.1:9 (connection refused): start it with `ollama serve` (or the desktop app), or set OLLAMA_HOST to where it runs'
+    
+    Length: one branch per failure kind, each with its own line; the order of the checks is
+    the point (a timeout is an httpx error too, a 404 a response error), so they stay together.
     """
     if isinstance(exc, LoomError):
         return exc
