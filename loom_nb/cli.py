@@ -304,27 +304,43 @@ CHAT_HELP = """Type a message and press Enter; paste several lines between two l
   /decide TYPE TITLE        record a decision node (goal, decision, option, action, outcome, observation, revisit)
   /link FROM EDGE TO [WHY]  record a typed edge (leads_to, chosen, rejected, requires, blocks, enables, supersedes)
   /decisions    the decision graph
-  /quit         save and leave (so does end of input)"""
+  /quit         save and leave (so does end of input)
+A line is a command only when it starts with one of these names; a line starting with a path
+(/etc/hosts …) is sent as a message, and so is everything pasted between two \"\"\" lines."""
+
+CHAT_COMMANDS = ("/manifest", "/accounting", "/decide", "/link", "/decisions", "/help", "/quit", "/exit")
 
 
 def _chat_messages(stream):
-    """Messages from a line stream: one per line, or a block between two \"\"\" lines."""
+    """``(text, is_command)`` from a line stream: a message per line, or per block between two
+    \"\"\" lines; a line is a /command when its first word looks like one (a block never is:
+    a pasted traceback may start with ``/usr/lib/…``). An empty block is skipped.
+
+    Lines of bytes (piped input) are decoded as ``add`` decodes stdin: UTF-8, else cp1252, so
+    a Latin-1 pipe gives ``café``, not a character no request can carry."""
+    from .core.files import decode_bytes
+
     block: list[str] | None = None
     for raw in stream:
-        line = raw.rstrip("\n")
+        if isinstance(raw, bytes):
+            raw = decode_bytes(raw, truncated=False)
+        line = raw.rstrip("\r\n")
         if line.strip() == '"""':
             if block is None:
                 block = []
                 continue
-            yield "\n".join(block)
+            if "".join(block).strip():
+                yield "\n".join(block), False
             block = None
             continue
         if block is not None:
             block.append(line)
         elif line.strip():
-            yield line.strip()
-    if block:
-        yield "\n".join(block)
+            first = line.split()[0]
+            # a known name, or one word like /quitt (a mistyped command is said so), not /etc/hosts
+            yield line.strip(), first in CHAT_COMMANDS or re.fullmatch(r"/[A-Za-z]+", first) is not None
+    if block and "".join(block).strip():
+        yield "\n".join(block), False
 
 
 def _prompted_lines():
@@ -369,13 +385,42 @@ def _chat_command(session, line: str) -> bool:
     return True
 
 
+def _at_least(minimum: int):
+    """An argparse type: an int of at least ``minimum`` (--window 0 was ignored, -5 accepted)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+        return value
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds above 0")
+    return value
+
+
 def cmd_chat(args) -> int:
+    from dataclasses import replace
+
     from .chat.session import Session
 
     session = Session.open(args.session, model=args.model, embedder=_embedder(args.embedder), host=args.host, workspace=args.workspace,
                            vectors=args.vectors,
                            window=args.window, max_callbacks=args.max_callbacks,
                            tools=False if args.no_tools else "auto")
+    limits = {which: getattr(args, f"{which}_timeout") for which in ("connect", "first_token", "idle")}
+    if any(limits.values()):  # the session's own limits (its LoomConfig), but those given here
+        session.timeouts = replace(session.timeouts, **{k: v for k, v in limits.items() if v})
     streamed = False
 
     def echo(piece: str) -> None:
@@ -387,8 +432,9 @@ def cmd_chat(args) -> int:
         window = session.connect()  # a missing server or model fails here, before any input
         interactive = sys.stdin.isatty()
         print(f"loom-nb chat: {window}; {len(session.turns)} earlier turns. /help for commands.", file=sys.stderr)
-        for message in _chat_messages(_prompted_lines() if interactive else sys.stdin):
-            if message.startswith("/"):
+        piped = getattr(sys.stdin, "buffer", sys.stdin)  # bytes, decoded line by line
+        for message, command in _chat_messages(_prompted_lines() if interactive else piped):
+            if command:
                 try:
                     if not _chat_command(session, message):
                         break
@@ -416,9 +462,7 @@ def cmd_chat(args) -> int:
         print("loom-nb: interrupted: the turn in progress was dropped", file=sys.stderr)
         return 130
     finally:
-        if session.changed_since_open:  # a chat that never got going leaves the folder as it was
-            session.save()
-        session.close()
+        session.close()  # saves what changed; a chat that never got going leaves the folder as it was
     return 0
 
 
@@ -529,9 +573,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = session_parser("chat", "chat with a local model through Ollama; the engine picks each turn's context", creates=True)
     p.add_argument("--model", help="an Ollama chat model (default: the one the stored chat used)")
     p.add_argument("--host", help="the Ollama server (default: OLLAMA_HOST, then http://127.0.0.1:11434)")
-    p.add_argument("--window", type=int, help="override the window (default: the num_ctx Ollama reports)")
-    p.add_argument("--max-callbacks", type=int, default=2, help="callback retrievals per turn (default 2; 0: off)")
+    p.add_argument("--window", type=_at_least(1), help="override the window (default: the num_ctx Ollama reports)")
+    p.add_argument("--max-callbacks", type=_at_least(0), default=2, help="callback retrievals per turn (default 2; 0: off)")
     p.add_argument("--no-tools", action="store_true", help="ask for callbacks with the [[load: ID]] marker, not a tool")
+    p.add_argument("--connect-timeout", type=_seconds, help="seconds to wait for Ollama to accept a connection (default: "
+                                                            "the session's ollama_connect_timeout, 10)")
+    p.add_argument("--first-token-timeout", type=_seconds, help="seconds to wait for an answer's first token: a cold model "
+                                                                "load, a long prompt on a CPU (default: the session's "
+                                                                "ollama_first_token_timeout, 300)")
+    p.add_argument("--idle-timeout", type=_seconds, help="seconds to wait between two chunks of an answer (default: the "
+                                                         "session's ollama_idle_timeout, 120)")
     p.set_defaults(func=cmd_chat)
     return parser
 

@@ -464,3 +464,99 @@ def test_closing_a_session_that_changed_nothing_leaves_its_folder_as_it_was(tmp_
     with FaultyOllama(answers=[ANSWER]) as server:
         Session.open(folder, model="llama3.2", host=server.host, embedder=HashingEmbedder()).close()
     assert folder_bytes(folder) == files
+
+
+# -- 6. two sessions on one folder ----------------------------------------------------------------
+
+
+def two_sessions(folder: Path, server, background: bool) -> tuple[Session, Session]:
+    make_loom(folder)
+    opened = [Session.open(folder, model="llama3.2", host=server.host, embedder=HashingEmbedder(), background=background)
+              for _ in range(2)]
+    return opened[0], opened[1]
+
+
+@pytest.mark.parametrize("background", [True, False])
+def test_a_turn_on_a_folder_another_session_saved_is_refused_before_the_model(tmp_path, background):
+    """Issue: B opened, A chatted and saved, B chatted on; each of B's turns was answered, then
+    lost when its save was refused, with only a log line saying "indexing failed"."""
+    from loom_nb.core.errors import SessionConflictError
+
+    with FaultyOllama(answers=[ANSWER] * 3) as server:
+        a, b = two_sessions(tmp_path / "s", server, background)
+        a.send("Why does the refresh fail?")
+        a.wait()
+        before, asked = snapshot(b), len(server.chat_requests)
+        with pytest.raises(SessionConflictError, match="not sent.*open it again"):
+            b.send("And what about the gateway?")
+        assert len(server.chat_requests) == asked  # refused before the model was paid for it
+        after = snapshot(b)
+        assert np.array_equal(after.pop("access"), before.pop("access")) and after == before
+        b.close()
+    assert [t["query"] for t in json.loads((tmp_path / "s" / "chat.json").read_text())["turns"]] == \
+        ["Why does the refresh fail?"]
+
+
+@pytest.mark.parametrize("background", [True, False])
+def test_a_turn_whose_save_fails_is_taken_back_out_and_says_saving_failed(tmp_path, background):
+    """A saves while B's answer streams: B's save is refused, and B's turn leaves B as it was."""
+    from loom_nb.core.errors import SessionConflictError
+
+    with FaultyOllama(answers=[ANSWER] * 3) as server:
+        a, b = two_sessions(tmp_path / "s", server, background)
+        before = snapshot(b)
+
+        def a_saves(piece: str) -> None:
+            if not a.turns:
+                a.send("Why does the refresh fail?")
+                a.wait()
+
+        if background:
+            b.send("And what about the gateway?", on_token=a_saves)
+            with pytest.raises(SessionConflictError, match="saving turn 1 failed"):
+                b.wait()
+        else:
+            with pytest.raises(SessionConflictError, match="saving turn 1 failed"):
+                b.send("And what about the gateway?", on_token=a_saves)
+        after = snapshot(b)
+        assert np.array_equal(after.pop("access"), before.pop("access")) and after == before
+        assert "saving turn 1 failed" in str(b.last_error)
+        b.close()
+
+
+def test_a_lone_surrogate_is_replaced_and_an_encoding_error_is_never_blamed_on_ollama():
+    from loom_nb.ollama import explain_ollama_error
+
+    with FaultyOllama(answers=[ANSWER]) as server:
+        session = session_for(server, make_loom())
+        turn = session.send("caf\udce9 fails at startup")
+        sent = server.chat_requests[0]["messages"][-1]["content"]
+    assert sent.endswith("caf\ufffd fails at startup") and turn.query == "caf\ufffd fails at startup"
+    try:
+        "caf\udce9".encode("utf-8")
+    except UnicodeEncodeError as exc:
+        error = explain_ollama_error(exc, "llama3.2", server.host)
+    assert "Ollama at" not in str(error) and "nothing reached Ollama" in str(error)
+
+
+def test_the_chat_command_sets_the_timeouts_its_errors_name(tmp_path, monkeypatch, capsys):
+    """The advice named LoomConfig.ollama_first_token_timeout, which a command-line user could
+    not set. The session's config says 0.6 s here; the option given wins, the others stay."""
+    make_loom(tmp_path / "s")
+    monkeypatch.setattr("sys.stdin", io.StringIO("Why does the refresh fail?\n"))
+    with FaultyOllama(answers=[ANSWER], faults={0: "stall_first"}, stall_seconds=5) as server:
+        code = main(["chat", str(tmp_path / "s"), "--model", "llama3.2", "--host", server.host,
+                     "--first-token-timeout", "1.5"])
+    err = capsys.readouterr().err
+    assert code == 2 and "within 1.5 s" in err and "`loom-nb chat --first-token-timeout SECONDS`" in err
+    with pytest.raises(SystemExit):
+        main(["chat", str(tmp_path / "s"), "--idle-timeout", "0"])
+
+
+def test_a_runner_that_stopped_says_where_to_look_and_send_wants_a_str():
+    with FaultyOllama(answers=[{"error": "llama runner process has terminated: signal: killed"}]) as server:
+        session = session_for(server, make_loom())
+        error, _ = failure(session)
+        with pytest.raises(TypeError, match="str"):
+            session.send(b"Why does the refresh fail?")
+    assert "HTTP 500" in str(error) and "server's log" in str(error) and "out of memory" in str(error)

@@ -78,3 +78,39 @@ def test_a_bad_decision_call_is_answered_and_the_turn_goes_on():
         tool = [m for m in server.chat_requests[1]["messages"] if m["role"] == "tool"][0]["content"]
     assert turn.answer == "fine" and len(session.decisions) == 0
     assert turn.callbacks[0]["status"].startswith("failed: decision node type must be one of") and "wish" in tool
+
+
+AWS = "AKIA" + "IOSFODNN7EXAMPLE"
+
+
+def test_a_credential_in_a_tool_calls_arguments_is_masked_where_it_is_kept_and_sent_back():
+    """A search query or node id holding a key was stored in the turn's callbacks (chat.json) and
+    sent back to the model: in the assistant's tool_calls, the search's head and the refusal note."""
+    calls = {"tool_calls": [{"name": "search_context", "arguments": {"query": f"refresh key {AWS}"}},
+                            {"name": "load_context", "arguments": {"node_id": AWS}}]}
+    with OllamaStandIn(answers=[calls, "done"], show=default_show(num_ctx=8192)) as server, \
+            OllamaStandIn(answers=[f"[[load: {AWS}]]", "done"], show=default_show(num_ctx=8192)) as plain:
+        turn = session_for(server, make_loom()).send("how does refresh work?")
+        marked = Session(make_loom(), model="llama3.2", client=ollama.Client(host=plain.host), background=False,
+                         tools=False).send("how does refresh work?")
+        sent = str(server.chat_requests[1:]) + str(plain.chat_requests[1:])
+    kept = str(turn.to_dict()) + str(turn) + str(marked.to_dict())
+    assert AWS not in sent and AWS not in kept
+    assert "[aws-access-key]" in sent and "[aws-access-key]" in kept
+    assert turn.callbacks[0]["status"].startswith("searched") and turn.callbacks[1]["status"] == "refused: not offered"
+
+
+def test_an_answer_with_no_text_is_stored_and_shown_as_a_note():
+    """A call to a tool loom-nb does not serve, or a bare done, was stored as '' and sent back
+    as {'role': 'assistant'} with no content; the user saw nothing."""
+    weather = {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}
+    with OllamaStandIn(answers=[weather, "", "Third."], show=default_show(num_ctx=8192)) as server:
+        session = session_for(server, make_loom())
+        shown = []
+        first = session.send("what's the weather?", on_token=shown.append)
+        second = session.send("hello?")
+        session.send("third")
+        history = server.chat_requests[-1]["messages"]
+    assert first.answer == "(no answer: the model called get_weather, which loom-nb does not serve)" == "".join(shown)
+    assert second.answer == "(no answer: the model sent no text)"
+    assert [m["content"] for m in history if m["role"] == "assistant"] == [first.answer, second.answer]

@@ -340,7 +340,7 @@ def test_a_corrupt_chat_file_is_refused_and_left_alone(tmp_path):
                         (json.dumps({"schema": "someone-else/2"}), "not a loom-nb chat"),
                         (json.dumps({"schema": "loom-nb.chat/1", "model": "x"}), "missing 'messages'"),
                         (json.dumps({"schema": "loom-nb.chat/1", "model": "x", "messages": [{"who": "me"}], "turns": [],
-                                     "summaries": [], "summarised": 0}), "malformed message or turn")]:
+                                     "summaries": [], "summarised": 0}), r"messages\[0\] has no 'role'")]:
         (folder / CHAT_FILE).write_text(text)
         with pytest.raises(SessionFormatError, match=error):
             Session.open(folder, model="llama3.2", embedder=HashingEmbedder())
@@ -496,3 +496,51 @@ def test_a_chat_weighs_density_for_its_first_question_and_not_for_a_follow_up():
     assert not first.result.request.follows_up and follow_up.result.request.follows_up
     assert first.result.ranking.weights.density == LoomConfig().question_density > 0
     assert follow_up.result.ranking.weights.density == LoomConfig().weights.density == 0
+
+
+def test_every_request_caps_the_answer_at_its_reservation_and_a_runaway_stream_is_cut(caplog):
+    """No num_predict was sent: Ollama's default (-1) let a looping model generate forever.
+    A turn's requests send the reserved output, a summary its own cap; a server that streams past
+    the cap anyway is cut here."""
+    from loom_nb.chat.session import SUMMARY_MAX_TOKENS
+
+    long = "The refresh handler checks the family id, then the expiry, then the audience. " * 12
+    loop = "loop again and again. " * 3000  # about 15k tokens, several windows
+    with OllamaStandIn(answers=[long, {"match": "^Summarise", "content": "Earlier: checks."}, long, long, loop],
+                       show=default_show(num_ctx=2048), chunk_words=40) as server:
+        session = session_for(server, make_loom())
+        turns = [session.send(f"Question {i}: which check fails first in the refresh handler?") for i in range(4)]
+        chats = [b for b in server.chat_requests if not b["messages"][-1]["content"].startswith("Summarise")]
+        summaries = [b for b in server.chat_requests if b["messages"][-1]["content"].startswith("Summarise")]
+    assert [b["options"]["num_predict"] for b in chats] == [t.zones["reserved output"] for t in turns]
+    assert summaries and all(b["options"]["num_predict"] == SUMMARY_MAX_TOKENS for b in summaries)
+    reserved = turns[-1].zones["reserved output"]
+    assert reserved < count_tokens(turns[-1].answer) <= reserved * 1.25 + 200
+    assert "ran past its" in caplog.text
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda d: d.update(summarised=-3), "'summarised' is -3"),
+    (lambda d: d.update(summarised=99), "'summarised' is 99"),
+    (lambda d: d.update(model=5), "'model' is 5"),
+    (lambda d: d["messages"][0].update(tokens="x"), r"messages\[0\].tokens is \"x\""),
+    (lambda d: d["turns"][0].update(zones=None), r"turns\[0\].zones is null"),
+    (lambda d: d["turns"][0]["calls"][0].update(seconds="x"), r"turns\[0\].calls\[0\].seconds"),
+    (lambda d: d.update(summaries=[{"node_id": "n1"}]), r"summaries\[0\] has no 'text'"),
+])
+def test_wrong_values_in_chat_json_fail_the_open_not_a_later_turn(tmp_path, change, says):
+    """summarised: -3 crashed a later turn (IndexError), a message's tokens: "x" too (TypeError);
+    summarised: 99 and model: 5 were taken as they were."""
+    folder = tmp_path / "chat"
+    make_loom(folder)
+    with OllamaStandIn(answers=["one"]) as server:
+        session = Session.open(folder, model="llama3.2", embedder=HashingEmbedder(), client=ollama.Client(host=server.host),
+                               background=False)
+        session.send("Why does refresh fail?")
+        session.close()
+    data = json.loads((folder / CHAT_FILE).read_text())
+    Session.open(folder, embedder=HashingEmbedder())  # as written, it opens
+    change(data)
+    (folder / CHAT_FILE).write_text(json.dumps(data))
+    with pytest.raises(SessionFormatError, match=says):
+        Session.open(folder, embedder=HashingEmbedder())

@@ -8,6 +8,7 @@ only talks: it reads the graph for callback bodies and marks what it served as a
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from typing import Any, Callable
@@ -21,6 +22,8 @@ from ..ollama import Timeouts, WatchedStream
 from .planner import message_tokens
 from .turns import ChatCall, Turn
 
+log = logging.getLogger(__name__)
+
 MARKER = re.compile(r"\[\[load:\s*([A-Za-z0-9_.:-]+)\s*\]\]")
 
 TOOL_NAMES = ("load_context", "search_context", "record_decision")
@@ -29,13 +32,39 @@ TOOL_NAMES = ("load_context", "search_context", "record_decision")
 
 def _ask_of(call) -> str:
     """What a tool call asks for, as the turn's records name it: a node id, ``search: …`` or
-    ``decision: …``."""
+    ``decision: …``; masked, as everything a model writes is before it is kept or sent again."""
     arguments = call.function.arguments or {}
     if call.function.name == "search_context":
-        return f"search: {' '.join(str(arguments.get('query', '')).split())[:80]}"
+        return mask_secrets(f"search: {' '.join(str(arguments.get('query', '')).split())[:80]}")[0]
     if call.function.name == "record_decision":
-        return f"decision: {arguments.get('type', '')}"
-    return str(arguments.get("node_id", ""))
+        return mask_secrets(f"decision: {arguments.get('type', '')}")[0]
+    return mask_secrets(str(arguments.get("node_id", "")))[0]
+
+
+def _masked(value: Any) -> Any:
+    """A tool call's arguments with every string in them masked (keys and shape kept)."""
+    if isinstance(value, str):
+        return mask_secrets(value)[0]
+    if isinstance(value, dict):
+        return {key: _masked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item) for item in value]
+    return value
+
+
+def _sent_call(call) -> dict[str, Any]:
+    """A tool call as the follow-up carries it back to the model: a credential the model put in
+    an argument (a search query, a node id) goes back masked, as its text does."""
+    data = call.model_dump()
+    function = data.get("function") or {}
+    if function.get("arguments"):
+        function["arguments"] = _masked(function["arguments"])
+    return data
+
+OVERRUN = 1.25
+"""How far past its ``num_predict`` (by loom-nb's token estimate) an answer is read before it is
+cut here: a server that ignores the cap (a proxy, an old Ollama) must not stream forever, and
+the model's tokenizer counts differently from ours."""
 
 FOLLOW_UP_TEXT_MAX = 200
 """Tokens of words a follow-up after a callback repeats: the question (restated after the
@@ -68,14 +97,20 @@ class Conversation:
         self.record = record
 
     def call(self, messages: list[dict[str, Any]], tools: list | None, window: int,
-              on_token: Callable[[str], None] | None, stop_at_marker: bool) -> tuple[str, list, Any]:
+             on_token: Callable[[str], None] | None, stop_at_marker: bool, num_predict: int) -> tuple[str, list, Any]:
         """One streamed request: its text, its tool calls, and its final part (None when it
-        was stopped at a ``[[load: ID]]`` marker). Ollama's faults raise one-line errors."""
+        was stopped at a ``[[load: ID]]`` marker, or cut past ``num_predict``). Ollama's faults
+        raise one-line errors.
+
+        ``num_predict`` caps the answer's tokens: Ollama's default (-1) lets a looping model
+        generate until it is stopped. Past :data:`OVERRUN` times the cap the stream is cut here."""
         sent = list(messages)
+        options = {"num_ctx": window, "num_predict": num_predict}
         stream = WatchedStream(
-            lambda: self.client().chat(self.model, sent, tools=tools, stream=True, options={"num_ctx": window}),
+            lambda: self.client().chat(self.model, sent, tools=tools, stream=True, options=options),
             self.timeouts, model=self.model, host=self.host, what="the answer")
         text, tool_calls, final = "", [], None
+        check_at = num_predict  # characters: a token is at least one, so counting starts here
         with stream:  # leaving early (a marker, an exception in on_token) drops the connection
             for part in stream:
                 piece = part.message.content or ""
@@ -83,6 +118,13 @@ class Conversation:
                     text += piece
                     if on_token is not None:
                         on_token(piece)
+                    if len(text) > check_at:
+                        over = count_tokens(text) - int(num_predict * OVERRUN)
+                        if over > 0:
+                            log.warning("the answer from %r ran past its %d reserved tokens and was cut "
+                                        "(the server did not stop at num_predict)", self.model, num_predict)
+                            break
+                        check_at = len(text) + max(-over, 16)  # no fewer characters than tokens to go
                 if part.message.tool_calls:
                     tool_calls.extend(part.message.tool_calls)
                 if part.done:
@@ -116,14 +158,16 @@ class Conversation:
         while True:
             estimated = message_tokens(messages) + tool_tokens
             started = time.perf_counter()
-            text, tool_calls, final = self.call(messages, tools, turn.window, on_token, not tools and left > 0)
+            # the answer's reservation, or what is left of the window after a follow-up's callbacks
+            num_predict = max(min(reserved, turn.window - estimated), 16)
+            text, tool_calls, final = self.call(messages, tools, turn.window, on_token, not tools and left > 0, num_predict)
             asks = [(_ask_of(c), c) for c in tool_calls if c.function.name in TOOL_NAMES] if tools else \
-                [(r, None) for r in MARKER.findall(text)]
+                [(mask_secrets(r)[0], None) for r in MARKER.findall(text)]
             requested = [node_id for node_id, _ in asks]
             turn.calls.append(ChatCall(estimated, getattr(final, "prompt_eval_count", None),
                                        getattr(final, "eval_count", None), time.perf_counter() - started, requested))
             if not requested:
-                turn.answer = text
+                turn.answer = text if text.strip() else self.no_answer(tool_calls, on_token)
                 return
             if left <= 0:  # over the limit: whatever it said is the answer
                 self.refuse(turn, text, requested, via, "refused: callback limit reached")
@@ -134,7 +178,7 @@ class Conversation:
             def follow_up(calls: list, bodies: list[str]) -> list[dict[str, Any]]:
                 """The next request: this one, what the model said (and the calls answered), what it got."""
                 if tools:
-                    carried = {"role": "assistant", "content": said, "tool_calls": [c.model_dump() for c in calls]}
+                    carried = {"role": "assistant", "content": said, "tool_calls": [_sent_call(c) for c in calls]}
                     return messages + [carried] + [{"role": "tool", "content": b, "tool_name": c.function.name}
                                                    for c, b in zip(calls, bodies)]
                 return messages + [{"role": "assistant", "content": said},
@@ -176,6 +220,18 @@ class Conversation:
             messages = follow_up(calls, bodies)
 
     @staticmethod
+    def no_answer(tool_calls: list, on_token: Callable[[str], None] | None) -> str:
+        """A note that stands for an answer with no text (a call to a tool this turn does not
+        serve, or a bare ``done``): stored and shown, so the user and the next turn see what
+        happened instead of an empty message."""
+        names = sorted({mask_secrets(one_line(str(c.function.name)))[0][:60] for c in tool_calls})
+        note = (f"(no answer: the model called {', '.join(names)}, which loom-nb does not serve)" if names
+                else "(no answer: the model sent no text)")
+        if on_token is not None:
+            on_token(note)
+        return note
+
+    @staticmethod
     def refuse(turn: Turn, text: str, requested: list[str], via: str, status: str) -> None:
         """End the turn without serving ``requested``: what the model wrote is the answer."""
         turn.answer = MARKER.sub("", text).strip() or f"(the model asked for more context: {status})"
@@ -194,6 +250,7 @@ class Conversation:
     def search_text(self, query: str, cap: int, exclude: list[str]) -> tuple[str, str, int]:
         """The engine run on the model's own question: a small context pack within ``cap``
         (what the turn already loaded is not found again)."""
+        query = mask_secrets(query)[0]  # the model's words: searched, and named back to it, masked
         if not query.strip():
             return "search_context needs a query.", "refused: empty query", 0
         head = f"--- [search: {one_line(query)[:120]}] ---\n"

@@ -45,6 +45,7 @@ from __future__ import annotations
 import html
 import json
 import logging
+import re
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -68,7 +69,8 @@ from .history import extractive_summary
 from .store import CHAT_FILE, CHAT_SCHEMA, read_chat, write_chat  # noqa: F401 - importable from here as before
 from .turns import ZONE_COLOURS, ChatCall, Turn  # noqa: F401
 from ..core.engine import Loom
-from ..core.errors import LoomError, OllamaUnavailableError, SessionFormatError
+from ..core.errors import LoomError, OllamaUnavailableError, SessionConflictError, SessionFormatError
+from ..core.store import GRAPH_FILE, check_not_replaced
 from ..ollama.probe import probe_ollama  # noqa: F401 - importable from here as before
 from ..ollama import Timeouts, WatchedStream, ollama_client, watched_call
 from ..core.pack import MESSAGE_OVERHEAD
@@ -109,6 +111,12 @@ RECORD_DECISION_TOOL = _tool(
     },
     ["type", "text"],
 )
+
+SUMMARY_MAX_TOKENS = 320
+"""``num_predict`` of a summary request, which asks for at most 120 words (about 160 tokens):
+twice that, so a wordy model finishes its sentence, and a looping one stops."""
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 EXPLORE_FROM_WINDOW = 4096
 """Windows below this offer ``load_context`` alone: the two other tools' definitions cost
@@ -172,6 +180,10 @@ class Session(Displayable):
     ):
         if not model:
             raise LoomError("a chat session needs a model name, e.g. model='llama3.2'")
+        if window is not None and int(window) < 1:
+            raise LoomError(f"window must be at least 1 token, got {window!r} (None: the num_ctx Ollama reports)")
+        if int(max_callbacks) < 0:
+            raise LoomError(f"max_callbacks must be 0 (off) or more, got {max_callbacks!r}")
         if summarize not in ("model", "extractive"):
             raise LoomError(f"summarize must be 'model' or 'extractive', got {summarize!r}")
         self.loom = loom
@@ -201,8 +213,10 @@ class Session(Displayable):
         self._rules = RulesReader()
         self._rules_error = ""
         self._opened: tuple = self._state_key()
+        self._graph_seen = self._graph_file_key()
         self.last_error: BaseException | None = None
-        """The post-processing indexer's last failure, if any (the chat goes on without it)."""
+        """The post-processing indexer's last failure, if any: indexing the answer (the chat
+        goes on without it) or saving the turn (the turn was taken back out)."""
         self._timeouts = timeouts
         self._closed = False
 
@@ -234,6 +248,7 @@ class Session(Displayable):
             except (TypeError, ValueError, KeyError) as exc:
                 raise SessionFormatError(folder / CHAT_FILE, f"malformed message or turn: {exc}") from None
         session._opened = session._state_key()
+        session._graph_seen = session._graph_file_key()
         return session
 
     @property
@@ -258,6 +273,7 @@ class Session(Displayable):
         if self.folder is None:
             raise LoomError("this session has no folder: open it with Session.open(folder, ...)")
         self.loom.save()
+        self._graph_seen = self._graph_file_key()
         self.decisions.save(self.folder)
         return write_chat(self.folder, {
             "model": self.model, "messages": [asdict(m) for m in self.messages],
@@ -265,22 +281,66 @@ class Session(Displayable):
         })
 
     def wait(self) -> None:
-        """Wait for the post-processing indexer (if a turn's answer is still being indexed)."""
+        """Wait for the post-processing indexer (if a turn's answer is still being indexed).
+
+        Raises what saving the last turn raised (a
+        :class:`~loom_nb.core.errors.SessionConflictError` when another session saved the
+        folder meanwhile), once, after taking that turn back out of the session."""
         pending, self._pending = self._pending, None
         if pending is not None:
+            future, undo = pending
             try:
-                pending.result()
-            except Exception as exc:  # the answer is in the history even if indexing failed
-                self.last_error = exc
-                log.warning("indexing the last answer failed: %s", exc)
+                future.result()
+            except Exception as exc:  # indexing failures are logged there: this is the save
+                raise self._drop_turn(undo, exc) from exc
+
+    def _graph_file_key(self) -> tuple | None:
+        """What tells one save of the folder's graph.json from another (every save replaces it)."""
+        try:
+            stat = (self.folder / GRAPH_FILE).stat() if self.folder is not None else None
+        except OSError:
+            return None
+        return None if stat is None else (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+
+    def _check_folder(self) -> None:
+        """Refuse a turn that could not be saved: two sessions on one folder, one saved after
+        the other was read, lost every later turn of the other (only a log line said why)."""
+        key = self._graph_file_key()
+        if self.folder is None or key == self._graph_seen:
+            return
+        try:
+            check_not_replaced(self.loom.graph, self.folder)
+        except SessionConflictError as exc:
+            raise SessionConflictError(
+                f"this message was not sent: {self.folder} was saved by another chat or process since this session "
+                "read it, so this session's turns can no longer be saved there; open it again (Session.open, or "
+                "a new `loom-nb chat`) to go on from what it holds now") from exc
+        self._graph_seen = key  # saved by this session's own Loom (loom.save()): still ours
+
+    def _drop_turn(self, undo: tuple, exc: BaseException) -> LoomError:
+        """Take a turn whose save failed back out of the session; the error that says so."""
+        checkpoint, before, turns, messages = undo
+        number = self.turns[turns].number if len(self.turns) > turns else turns + 1
+        checkpoint.rollback()
+        decisions, summaries, self._summarised = before
+        self.decisions.restore(decisions)
+        del self.summaries[summaries:]
+        del self.turns[turns:]
+        del self.messages[messages:]
+        kind = SessionConflictError if isinstance(exc, SessionConflictError) else LoomError
+        error = kind(f"saving turn {number} failed, so it was taken back out of this session: {exc}")
+        self.last_error = error
+        return error
 
     def close(self) -> None:
         """Wait for the indexer and stop it, then save what changed since the session was
         opened (a decision added after the last answer too); a closed session refuses to send."""
         self._closed = True
-        self.wait()
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
+        try:
+            self.wait()
+        finally:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
         if self.folder is not None and self.changed_since_open:
             self._save()
 
@@ -291,8 +351,14 @@ class Session(Displayable):
     # -- the server --------------------------------------------------------------------------
     @property
     def timeouts(self) -> Timeouts:
-        """The limits of this session's Ollama calls (see the ``timeouts`` parameter)."""
+        """The limits of this session's Ollama calls (see the ``timeouts`` parameter); set them
+        before the first call, as ``loom-nb chat --first-token-timeout`` does, for the client
+        this session makes to use them too."""
         return self._timeouts or Timeouts.from_config(self.loom.graph.config)
+
+    @timeouts.setter
+    def timeouts(self, value: Timeouts) -> None:
+        self._timeouts = value
 
     @property
     def client(self):
@@ -334,12 +400,18 @@ class Session(Displayable):
         """
         if self._closed:
             raise LoomError("this session is closed: open it again with Session.open(folder) to go on")
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):
+            raise TypeError(f"send takes the message as a str, got {type(text).__name__} (decode bytes first)")
+        if not text.strip():
             raise LoomError("the message is empty")
+        # a lone surrogate (bytes decoded with surrogateescape, a broken JSON string) cannot be
+        # encoded for the request: the turn failed inside the client, blamed on Ollama
+        text = _LONE_SURROGATE.sub("\ufffd", text)
         text = mask_secrets(text)[0]  # as sent, stored and shown: the user's credentials are masked too
         if echo and on_token is None:
             on_token = lambda piece: print(piece, end="", flush=True)  # noqa: E731
         self.wait()
+        self._check_folder()  # before the model is paid for a turn that could not be saved
         window = self.connect()  # fails before anything is changed when no server answers
         started = time.perf_counter()
         number = len(self.turns) + 1
@@ -352,7 +424,7 @@ class Session(Displayable):
             conversation = Conversation(self.loom, lambda: self.client, self.model, self.host, self.timeouts, self.zones,
                                         self.max_callbacks, record=self._record_decision)
             conversation.converse(turn, messages, tools, question, on_token)
-            turn.answer = mask_secrets(turn.answer)[0]  # streamed as written; kept, indexed and sent again masked
+            turn.answer = mask_secrets(_LONE_SURROGATE.sub("\ufffd", turn.answer))[0]  # streamed as written; kept, indexed and sent again masked
         except BaseException:  # the failed turn leaves no trace: nodes, clock, marks, summaries, decisions
             checkpoint.rollback()
             decisions, summaries, self._summarised = before
@@ -360,15 +432,19 @@ class Session(Displayable):
             del self.summaries[summaries:]
             raise
         turn.seconds = time.perf_counter() - started
+        undo = (checkpoint, before, len(self.turns), len(self.messages))  # a save that fails takes the turn back
         self.turns.append(turn)
         self._emit_turn(turn)
         self.messages.append(Message("user", text, number, count_tokens(text), input_ids))
         answer = Message("assistant", turn.answer, number, count_tokens(turn.answer))
         self.messages.append(answer)
         if self._executor is not None:
-            self._pending = self._executor.submit(self._index_answer, turn, answer)
+            self._pending = (self._executor.submit(self._index_answer, turn, answer), undo)
         else:
-            self._index_answer(turn, answer)
+            try:
+                self._index_answer(turn, answer)
+            except Exception as exc:
+                raise self._drop_turn(undo, exc) from exc
         return turn
 
     def _record_decision(self, kind: str, text: str, links: list[str]) -> str:
@@ -468,7 +544,8 @@ class Session(Displayable):
                   "file and function names, numbers and open questions.\n\n" + transcript)
         messages = [{"role": "user", "content": prompt}]
         try:
-            stream = WatchedStream(lambda: self.client.chat(self.model, messages, stream=True, options={"num_ctx": window}),
+            options = {"num_ctx": window, "num_predict": SUMMARY_MAX_TOKENS}
+            stream = WatchedStream(lambda: self.client.chat(self.model, messages, stream=True, options=options),
                                    self.timeouts, model=self.model, host=self.host, what="a summary")
             with stream:
                 text = "".join(part.message.content or "" for part in stream)
@@ -480,8 +557,15 @@ class Session(Displayable):
             return None
 
     def _index_answer(self, turn: Turn, message: Message) -> None:
-        """The post-processing indexer: the answer becomes nodes, then the session is saved."""
-        index_answer(self.loom, self.model, turn, message)
+        """The post-processing indexer: the answer becomes nodes, then the session is saved.
+
+        An answer that cannot be indexed stays in the history (logged); a save that fails
+        raises, and the turn is taken back out (:meth:`_drop_turn`)."""
+        try:
+            index_answer(self.loom, self.model, turn, message)
+        except Exception as exc:
+            self.last_error = exc
+            log.warning("indexing the answer of turn %d failed (it stays in the chat, unindexed): %s", turn.number, exc)
         if self.folder is not None:
             self._save()
 

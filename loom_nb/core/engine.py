@@ -228,7 +228,8 @@ def _checked(text: str) -> str:
     if len(text) > MAX_ADD_CHARS:
         raise LoomError(
             f"text of {len(text):,} characters is over the {MAX_ADD_CHARS:,} one add takes (about 250k tokens, more "
-            "than any model's window): save it as a file and index() its folder, which splits it into units"
+            "than any model's window): save it as a file and index its folder (loom.index(folder), or "
+            "`loom-nb index SESSION FOLDER`), which splits it into units"
         )
     return clean_text(text)
 

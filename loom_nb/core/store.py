@@ -356,6 +356,15 @@ def _check_no_conflict(graph: LoomGraph, folder: Path, here: str, previous: dict
             "redo the change and save again")
 
 
+def check_not_replaced(graph: LoomGraph, folder: str | Path) -> None:
+    """Raise :class:`SessionConflictError` when :func:`save_graph` would refuse to save
+    ``graph`` to ``folder`` now: someone else saved there since ``graph`` was read or saved.
+    Reads graph.json, writes nothing; a chat checks it before a turn calls the model, so a
+    turn that could not be saved is refused before it is paid for."""
+    folder = Path(folder)
+    _check_no_conflict(graph, folder, str(folder.resolve()), _committed(folder))
+
+
 def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previous: dict[str, Any] | None, cache_items, scores,
            store) -> dict[str, Any]:
     """Write and commit the session; returns the committed document.

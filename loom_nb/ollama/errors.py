@@ -65,9 +65,15 @@ def explain_ollama_error(exc: BaseException, model: str, host: str | None, *, ti
 
     >>> str(explain_ollama_error(ConnectionRefusedError(111, "Connection refused"), "llama3.2", "http://127.0.0.1:9"))
     'no Ollama server answered at http://127.0.0.1:9 (connection refused): start it with `ollama serve` (or the desktop app), or set OLLAMA_HOST to where it runs'
+    
+    Length: one branch per failure kind, each with its own line; the order of the checks is
+    the point (a timeout is an httpx error too, a 404 a response error), so they stay together.
     """
     if isinstance(exc, LoomError):
         return exc
+    if isinstance(exc, UnicodeError):  # raised while the request was written: ours, not the server's
+        return LoomError(f"the request for {model!r} could not be encoded ({one_line(exc)}): its text holds a character "
+                         "UTF-8 cannot carry (a lone surrogate); nothing reached Ollama")
     import httpx
     import ollama
     import pydantic
@@ -99,6 +105,10 @@ def explain_ollama_error(exc: BaseException, model: str, host: str | None, *, ti
             return OllamaUnavailableError(
                 f"Ollama at {where} refused the request (HTTP {status}: {text}): check OLLAMA_ORIGINS, "
                 "OLLAMA_API_KEY or the proxy in front of it")
+        if status >= 500:  # the server is up; its model runner is not (crashed, out of memory, killed)
+            return LoomError(f"Ollama at {where} failed for model {model!r}{after} (HTTP {status}: {text}): see the "
+                             "Ollama server's log (`journalctl -u ollama`, or ~/.ollama/logs/server.log); a runner that "
+                             "stops is often out of memory: try a smaller model or a smaller window (--window)")
         return LoomError(f"Ollama at {where} failed for model {model!r}{after}: {text}")
     broken = isinstance(exc, (httpx.ReadError, httpx.RemoteProtocolError)) or (parts and isinstance(exc, OSError))
     if broken or any(isinstance(e, httpx.RemoteProtocolError) for e in chain):

@@ -33,6 +33,9 @@ class Timeouts:
                 "idle": "ollama_idle_timeout"}
     """The :class:`~loom_nb.core.config.LoomConfig` field behind each limit (what an error names)."""
 
+    OPTIONS = {"connect": "--connect-timeout", "first_token": "--first-token-timeout", "idle": "--idle-timeout"}
+    """The ``loom-nb chat`` option that sets each limit (a command-line user cannot set the config)."""
+
     @classmethod
     def from_config(cls, config: LoomConfig | None = None) -> "Timeouts":
         """The limits a config sets (the defaults of :class:`LoomConfig` without one)."""
@@ -65,4 +68,5 @@ class Timeouts:
             "idle": "raise it if the model is only slow",
         }[which]
         return OllamaTimeoutError(f"Ollama at {host_of(host)} {what} within {seconds:g} s "
-                                  f"(LoomConfig.{setting}; {advice})", setting=setting, seconds=seconds)
+                                  f"(LoomConfig.{setting}, or `loom-nb chat {self.OPTIONS[which]} SECONDS`; {advice})",
+                                  setting=setting, seconds=seconds)
