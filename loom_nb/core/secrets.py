@@ -160,7 +160,7 @@ _LONG_LITERAL = re.compile(r"[:=]\s*([\"'])([A-Za-z0-9+/=_-]{32,})\1")
 _DIGEST = re.compile(r"sha(?:1|224|256|384|512)-[A-Za-z0-9+/]+={0,2}")
 """A subresource-integrity or lock-file digest (``integrity="sha384-…"``): a hash, not a key."""
 _COMMAND_LINE: list[tuple[tuple[str, ...], re.Pattern]] = [
-    (("--pass", "--token", "--api", "--access-token", "--auth-token", "--client-secret", "--secret"),
+    (("-pass", "-token", "-api", "-secret"),  # "--access-token" holds "-token", "--client-secret" "-secret"
      re.compile(r"--(?P<flag>password|passwd|pass|token|api-key|apikey|access-token|auth-token|client-secret|secret)"
                 r"(?:=|[ \t]+)(?P<q>['\"]?)(?P<value>[^\s'\"]{3,})(?P=q)")),
     (("-u ", "-u\t", "--user "), re.compile(r"(?:-u|--user)[ \t]+(?P<q>['\"]?)[^\s:'\"]+:(?P<value>[^\s'\"]{3,})(?P=q)")),
