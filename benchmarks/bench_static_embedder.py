@@ -90,8 +90,8 @@ def make(name: str, matrix: str | None):
 
 
 def export_tree(rev: str, into: Path) -> Path:
-    """``loom_nb/``, ``datasets/`` and ``sample_sessions/`` (some notes cases read its sources) at ``rev``, under ``into``."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "loom_nb", "datasets", "sample_sessions"], check=True, capture_output=True).stdout
+    """``loom_nb/`` (its samples: some notes cases read their sources) and ``datasets/`` at ``rev``, under ``into``."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "loom_nb", "datasets"], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
 

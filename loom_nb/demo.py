@@ -1,13 +1,13 @@
 """``make demo``: the engine on two kinds of knowledge, with the embedded default.
 
-1. A debugging conversation (``sample_sessions/auth-debugging``): three queries of
+1. A debugging conversation (``loom_nb/_data/samples/auth-debugging``): three queries of
    different complexity, each with its manifest, budget split and score table.
 2. loom-nb's own source, indexed with tree-sitter (the self-referential dataset of seed 000
    §8.2), answering the seed's three example queries.
 
 Runs on MiniLM in-process; no server is needed. Both sessions are saved.
 
-The folders under ``sample_sessions/`` are also *ready* sessions (``graph.json``,
+The folders under ``loom_nb/_data/samples/`` are also *ready* sessions (``graph.json``,
 ``content/``, ``embeddings/`` beside the ``session.json`` and sources they are built from, by
 ``tools/build_sample_sessions.py``): :func:`open_sample` opens a copy in a moment, so the
 notebooks need not embed anything before their first query.
@@ -28,7 +28,8 @@ from .embed import Embedder
 from .core.engine import Loom
 from .core.errors import LoomError
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parent / "_data" / "samples"
+"""The ready sample sessions, shipped in the package so that an installed loom-nb opens them too."""
 SAMPLE = SAMPLES / "auth-debugging"
 SESSION_ENTRIES = ("graph.json", "content", "embeddings")
 """What a ready session adds to a sample folder (the rest is its sources)."""
@@ -149,7 +150,7 @@ def _remove_temporary() -> None:
 
 
 def open_sample(name: str = "auth-debugging", *, copy: bool = True, embedder: Embedder | None = None) -> Loom:
-    """Open a ready sample session (``sample_sessions/NAME``) without building anything.
+    """Open a ready sample session (``loom_nb/_data/samples/NAME``) without building anything.
 
     With ``copy`` (the default) the session is copied to a new temporary folder first, so
     queries that record access, ``add`` and ``save`` change the copy, never the committed

@@ -33,7 +33,7 @@ def test_the_note_samples_have_the_nodes_the_readme_counts(name, pattern):
 
 def test_the_samples_weigh_what_the_readme_says():
     said = float(claim(r"three sessions made with MiniLM, ([\d.]+) MB in all"))
-    size = sum(p.stat().st_size for p in (ROOT / "sample_sessions").rglob("*") if p.is_file()) / 1e6
+    size = sum(p.stat().st_size for p in (ROOT / "loom_nb" / "_data" / "samples").rglob("*") if p.is_file()) / 1e6
     assert round(size, 1) == said
 
 

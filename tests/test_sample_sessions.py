@@ -54,7 +54,7 @@ def test_a_sample_is_a_ready_minilm_session(name):
 
 def test_the_samples_are_light():
     total = sum(p.stat().st_size for p in SAMPLES.rglob("*") if p.is_file())
-    assert total < 3_000_000, f"sample_sessions/ is {total / 1e6:.1f} MB"
+    assert total < 3_000_000, f"the samples are {total / 1e6:.1f} MB"
 
 
 @pytest.mark.slow

@@ -1,8 +1,8 @@
-"""Build the ready sample sessions in sample_sessions/ (graph.json, content/, embeddings/).
+"""Build the ready sample sessions in loom_nb/_data/samples/ (graph.json, content/, embeddings/).
 
     .venv/bin/python tools/build_sample_sessions.py [NAME ...] [--refresh-code]
 
-Each folder under sample_sessions/ holds a ``session.json`` and what it is built from (its
+Each folder under loom_nb/_data/samples/ holds a ``session.json`` and what it is built from (its
 ``sources/``, or for loom-nb-code a ``workspace.zip`` snapshot of part of the package). Each is
 built into a temporary folder with the default MiniLM embedder (outside any git repository,
 so git state plays no part), then its session files replace the ones in the sample folder.

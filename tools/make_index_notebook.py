@@ -305,7 +305,7 @@ cells = [
     ),
     new_markdown_cell(
         "## A ready code session\n\n"
-        "`sample_sessions/loom-nb-code` holds nine modules of loom-nb indexed the same way, with a snapshot of\n"
+        "The ready sample `loom-nb-code` holds nine modules of loom-nb indexed the same way, with a snapshot of\n"
         "the files its references point to (so they never go stale). `open_sample` opens a copy in\n"
         "milliseconds, and the concept document's three example queries run at once."
     ),

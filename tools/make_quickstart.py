@@ -16,7 +16,7 @@ cells = [
         "# NBVAL_CHECK_OUTPUT\n"
         "from pathlib import Path\n"
         "from loom_nb import Loom, LoomConfig\n\n"
-        "SOURCES = Path('../sample_sessions/auth-debugging/sources')\n"
+        "SOURCES = Path('../loom_nb/_data/samples/auth-debugging/sources')\n"
         "loom = Loom()  # in memory for now; the default embedder loads on first use\n"
         "loom"
     ),
@@ -245,7 +245,7 @@ cells = [
     ),
     new_markdown_cell(
         "## Ready sessions\n\n"
-        "Building a session embeds every text once. `sample_sessions/` holds three ready ones: this debugging\n"
+        "Building a session embeds every text once. loom-nb ships three ready ones (`loom_nb/_data/samples/`): this debugging\n"
         "conversation, part of loom-nb's own code indexed into reference nodes, and twenty short notes on\n"
         "baking sourdough bread. `open_sample` opens a copy in well under a second: nothing is embedded again,\n"
         "and whatever the notebook records or saves, the committed folder stays as it is."

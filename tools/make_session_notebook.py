@@ -215,7 +215,7 @@ cells = [
         "rules_file = code.graph.workspace / '.loom.toml'\n"
         "rules_file.write_text('[rules]\\n'\n"
         "                      'instructions = [\"Cite the file and lines of every claim.\", \"Prefer the smallest change that works.\"]\\n'\n"
-        "                      'never_touch = [\"sample_sessions/\"]\\n'\n"
+        "                      'never_touch = [\"loom_nb/_data/\"]\\n'\n"
         "                      'commands = { test = \"make test\", lint = \"ruff check loom_nb\" }\\n')\n"
         "explorer = None if live else OllamaStandIn(models=[MODEL], show=default_show(context_length=131072, num_ctx=8192), answers=[\n"
         "    {'tool_calls': [{'name': 'search_context', 'arguments': {'query': 'atomic write temporary file replace'}}]},\n"

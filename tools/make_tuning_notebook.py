@@ -8,7 +8,7 @@ cells = [
         "# Seeing and steering the decisions\n\n"
         "Every score is a weighted sum of eleven signals, and every decision has a reason. This notebook draws\n"
         "them — contributions, the budget, the graph — moves the weights with sliders, and exports a\n"
-        "report to share. It opens the ready debugging session (`sample_sessions/auth-debugging`, made with the\n"
+        "report to share. It opens the ready debugging session (the sample `auth-debugging`, made with the\n"
         "default MiniLM embedder)."
     ),
     new_code_cell(
