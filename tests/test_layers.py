@@ -23,7 +23,7 @@ def module_name(path: Path) -> str:
 
 def import_graph(module_level_only: bool = False) -> nx.DiGraph:
     graph = nx.DiGraph()
-    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py") if "_data" not in p.parts}  # _data: samples' files
     for name, path in modules.items():
         graph.add_node(name)
         tree = ast.parse(path.read_text(encoding="utf-8"))
