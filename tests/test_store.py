@@ -1,6 +1,8 @@
 """The session folder: round trip, atomic saves, and every kind of bad file."""
 
 import json
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -411,3 +413,25 @@ def test_a_graph_json_this_user_saved_skips_the_schema_check_and_any_other_does_
     monkeypatch.setenv("LOOM_NB_CONFIG_DIR", str(tmp_path / "a-third-user"))
     Loom.open(tmp_path / "t", embedder=HashingEmbedder(32))
     assert checked == [1, 1]  # sealed with another user's key: checked in full
+
+
+@pytest.mark.skipif(not hasattr(os, "fchmod"), reason="file modes are POSIX")
+def test_atomic_writes_give_new_files_the_umask_mode_and_keep_a_replaced_files_mode(tmp_path, monkeypatch):
+    """mkstemp makes files 0600: a report to share, or a session folder a team reads, came
+    out readable by its owner alone, and a file replaced in place lost the mode it had."""
+    from loom_nb.core import atomic
+    from loom_nb.core.atomic import atomic_write_text
+
+    monkeypatch.setattr(atomic, "_UMASK", [])  # read afresh under the umask set here
+    old = os.umask(0o022)
+    try:
+        new = tmp_path / "report.html"
+        atomic_write_text(new, "<p>a report</p>")
+        assert stat.S_IMODE(new.stat().st_mode) == 0o644
+        kept = tmp_path / "shared.json"
+        kept.write_text("{}")
+        kept.chmod(0o640)
+        atomic_write_text(kept, '{"a": 1}')
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o640 and kept.read_text() == '{"a": 1}'
+    finally:
+        os.umask(old)

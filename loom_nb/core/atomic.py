@@ -5,11 +5,32 @@ chat and report writers all save this way."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+
+
+_UMASK: list[int] = []
+_UMASK_LOCK = threading.Lock()
+
+
+def _new_file_mode(path: Path) -> int:
+    """The mode ``open()`` would give ``path``: the mode of the file it replaces, else 0666
+    less the umask. ``mkstemp`` makes every file 0600, so a shared report or a team's session
+    folder came out readable by its owner alone, and a replaced file lost its mode."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        pass
+    with _UMASK_LOCK:  # os.umask can only be read by setting it: once, under a lock
+        if not _UMASK:
+            _UMASK.append(os.umask(0o022))
+            os.umask(_UMASK[0])
+    return 0o666 & ~_UMASK[0]
 
 
 @contextmanager
@@ -25,6 +46,8 @@ def atomic_file(path: Path, *, fsync: bool = True):
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
+            if hasattr(os, "fchmod"):  # not on Windows, where mkstemp's mode is not the issue
+                os.fchmod(f.fileno(), _new_file_mode(path))
             yield f
             if fsync:
                 f.flush()
