@@ -196,6 +196,17 @@ def test_large_node_loads_as_its_summary():
     assert d["n3"] == "summary"  # the summary node itself is marked as used in n1's place
 
 
+def test_a_relevant_summary_loaded_in_its_sources_place_is_not_counted_as_missing():
+    # n3, the summary, is relevant itself (60° from the query) and is in the context as n1's block
+    g = large_graph(summary=True, chunks=True)
+    packed = run(g, manifest_fixed_tokens() + 170)
+    assert decisions(packed) == {"n1": "summary", "n2": "loaded", "n3": "summary"}
+    lines = packed.manifest.splitlines()
+    assert lines[0] == "[Context loaded: 2 of 2 relevant nodes]"
+    assert lines[-2] == "[Additional context available but not loaded: 0 nodes]"
+    assert packed.relevant_count == 2
+
+
 def test_large_node_without_summary_loads_its_best_chunks():
     g = large_graph(summary=False, chunks=True)
     # n1 whole (242) is over half of 300; one ~63-token chunk fits the 150-token share

@@ -368,6 +368,8 @@ class _Packer:
         self.covered: set[str] = set()
         self.used = 0
         self.filled = 0
+        self.in_place: dict[int, int] = {}
+        """Ranking row of a source whose summary was loaded in its place → the summary's row."""
         self.all_fit = self._all_fit()
 
     def _lower_bounds(self) -> np.ndarray:
@@ -481,7 +483,8 @@ class _Packer:
         self.add_block(i, label, text, "summary", f"{node.tokens} tokens is large; loaded its summary {summary_id}", cost)
         self.covered.add(summary_id)
         if summary_id in self.graph.content_vectors.index:
-            self.visited[self.ranking.row(summary_id)] = Visit("summary", f"loaded in place of {node.id}")
+            self.in_place[i] = self.ranking.row(summary_id)
+            self.visited[self.in_place[i]] = Visit("summary", f"loaded in place of {node.id}")
         return True
 
     def load_chunks(self, i: int, node, score: float) -> bool:
@@ -511,19 +514,34 @@ class _Packer:
             position = self.next_candidate(position + 1) if position + 1 < self.walk.size else None
         return self.render(callback_available)
 
+    def header(self, blocks: list[Block]) -> tuple[int, int]:
+        """The manifest's counts: relevant nodes, and how many of them are not loaded. A
+        relevant summary loaded in its source's place is in the context as its source's
+        block, so it is neither counted nor missing."""
+        in_place = sum(1 for s in self.in_place.values() if self.ranking.relevant[s])
+        relevant = self.relevant_count - in_place + self.filled  # what fills the budget counts as relevant in the manifest
+        return relevant, relevant - len(blocks)
+
+    def drop(self, block: Block) -> None:
+        """Take a block out again (the rendered context was over budget), with its summary row."""
+        row = self.ranking.row(block.node_id)
+        self.visited[row] = Visit("manifest_only", "dropped: rendered context over budget")
+        summary = self.in_place.pop(row, None)
+        if summary is not None:
+            self.visited[summary] = Visit("manifest_only", f"dropped with {block.node_id}: rendered context over budget")
+
     def render(self, callback_available: bool) -> Packed:
         """The context from the blocks, dropping the lowest-scored until the real count fits:
         BPE merges across block boundaries can differ from the sum of parts."""
-        relevant_count = self.relevant_count + self.filled  # what fills the budget counts as relevant in the manifest
         blocks = self.blocks
-        context = render_context(blocks, relevant_count, relevant_count - len(blocks), callback_available)
+        context = render_context(blocks, *self.header(blocks), callback_available)
         context_tokens = count_tokens(context)
         while context_tokens > self.budget.context and blocks:
-            dropped = blocks.pop()
-            self.visited[self.ranking.row(dropped.node_id)] = Visit("manifest_only", "dropped: rendered context over budget")
-            context = render_context(blocks, relevant_count, relevant_count - len(blocks), callback_available)
+            self.drop(blocks.pop())
+            context = render_context(blocks, *self.header(blocks), callback_available)
             context_tokens = count_tokens(context)
-        manifest = render_manifest([b.line for b in blocks], relevant_count, relevant_count - len(blocks), callback_available)
+        relevant_count, not_loaded = self.header(blocks)
+        manifest = render_manifest([b.line for b in blocks], relevant_count, not_loaded, callback_available)
         if context_tokens > self.budget.context:  # not even the header fits: send no context at all
             context, context_tokens = "", 0
         return Packed(
