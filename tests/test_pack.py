@@ -116,7 +116,13 @@ def test_fill_leftover_loads_what_is_below_the_floor_in_fused_mode_only():
     packed = run(g, 2000)
     assert decisions(packed) == {"n1": "loaded", "n2": "loaded", "n3": "loaded"}
     assert "fills the leftover budget" in packed.decision_of("n3").reason
-    assert packed.manifest.splitlines()[0] == "[Context loaded: 3 of 3 relevant nodes]"
+    # the filler is said apart: it is not relevant, and is not counted as such
+    lines = packed.manifest.splitlines()
+    assert lines[:2] == ["[Context loaded: 2 of 2 relevant nodes]",
+                         "[Context also loaded to fill the leftover budget: 1 nodes below the relevance floor]"]
+    assert lines[-2] == "[Additional context available but not loaded: 0 nodes]"
+    assert (packed.relevant_count, packed.filled) == (2, 1)
+    assert count_tokens(packed.context) <= 2000
     # too small a budget for n3 after the others: it stays excluded, not manifest_only
     tight = run(g, packed.context_tokens - 5)
     assert decisions(tight)["n3"] == "excluded"

@@ -205,13 +205,16 @@ class Packed:
     """
 
     def __init__(self, *, blocks, manifest, context, context_tokens, budget, relevant_count, all_fit,
-                 graph, ranking, visited, skipped_left, lower_bounds, limit_reason, config):
+                 graph, ranking, visited, skipped_left, lower_bounds, limit_reason, config, filled=0):
         self.blocks: list[Block] = blocks
         self.manifest: str = manifest
         self.context: str = context
         self.context_tokens: int = context_tokens
         self.budget: Budget = budget
         self.relevant_count: int = relevant_count
+        """Relevant nodes, as the manifest counts them."""
+        self.filled: int = filled
+        """Nodes below the relevance floor loaded to fill the leftover budget (``LoomConfig.fill_leftover``)."""
         self.all_fit: bool = all_fit
         self._graph = graph
         self._ranking = ranking
@@ -451,6 +454,8 @@ class _Packer:
             return
         score, left, cost = float(self.ranking.scores[i]), self.allowance - self.used, self.cost_whole(i)
         too_big = node.tokens > self.config.large_node_tokens and cost > self.config.max_whole_share * self.allowance
+        if filling and not self.filled:  # the first filler brings the manifest's line on filler
+            cost += _filler_line_tokens()
         if (self.all_fit and not filling) or (not too_big and cost <= left):
             text = self.fresh_text(i, node.id)
             if text is not None:
@@ -514,13 +519,16 @@ class _Packer:
             position = self.next_candidate(position + 1) if position + 1 < self.walk.size else None
         return self.render(callback_available)
 
-    def header(self, blocks: list[Block]) -> tuple[int, int]:
-        """The manifest's counts: relevant nodes, and how many of them are not loaded. A
-        relevant summary loaded in its source's place is in the context as its source's
-        block, so it is neither counted nor missing."""
-        in_place = sum(1 for s in self.in_place.values() if self.ranking.relevant[s])
-        relevant = self.relevant_count - in_place + self.filled  # what fills the budget counts as relevant in the manifest
-        return relevant, relevant - len(blocks)
+    def header(self, blocks: list[Block]) -> tuple[int, int, int]:
+        """The manifest's counts: relevant nodes, how many of them are not loaded, and the
+        nodes below the floor loaded to fill the leftover budget (counted apart: they are
+        not relevant). A relevant summary loaded in its source's place is in the context as
+        its source's block, so it is neither counted nor missing."""
+        relevant = self.ranking.relevant
+        in_place = sum(1 for s in self.in_place.values() if relevant[s])
+        filler = sum(1 for b in blocks if not relevant[self.ranking.row(b.node_id)])
+        total = self.relevant_count - in_place
+        return total, total - (len(blocks) - filler), filler
 
     def drop(self, block: Block) -> None:
         """Take a block out again (the rendered context was over budget), with its summary row."""
@@ -534,21 +542,26 @@ class _Packer:
         """The context from the blocks, dropping the lowest-scored until the real count fits:
         BPE merges across block boundaries can differ from the sum of parts."""
         blocks = self.blocks
-        context = render_context(blocks, *self.header(blocks), callback_available)
+
+        def context_of(blocks: list[Block]) -> str:
+            relevant, not_loaded, filler = self.header(blocks)
+            return render_context(blocks, relevant, not_loaded, callback_available, filler)
+
+        context = context_of(blocks)
         context_tokens = count_tokens(context)
         while context_tokens > self.budget.context and blocks:
             self.drop(blocks.pop())
-            context = render_context(blocks, *self.header(blocks), callback_available)
+            context = context_of(blocks)
             context_tokens = count_tokens(context)
-        relevant_count, not_loaded = self.header(blocks)
-        manifest = render_manifest([b.line for b in blocks], relevant_count, not_loaded, callback_available)
+        relevant_count, not_loaded, filler = self.header(blocks)
+        manifest = render_manifest([b.line for b in blocks], relevant_count, not_loaded, callback_available, filler)
         if context_tokens > self.budget.context:  # not even the header fits: send no context at all
             context, context_tokens = "", 0
         return Packed(
             blocks=blocks, manifest=manifest, context=context, context_tokens=context_tokens, budget=self.budget,
             relevant_count=relevant_count, all_fit=self.all_fit, graph=self.graph, ranking=self.ranking,
             visited=self.visited, skipped_left=self.skipped_left, lower_bounds=self.lower, limit_reason=self.limit_reason,
-            config=self.config,
+            config=self.config, filled=filler,
         )
 
 
@@ -574,7 +587,8 @@ def pack(
        *chunks*, else only in the manifest.
     5. With ``config.fill_leftover`` (FUSED mode only: BARE and FAST are capped on
        purpose), budget still left after the relevant nodes is filled with the nodes below
-       the floor, in score order, each whole if it fits; the others stay *excluded*.
+       the floor, in score order, each whole if it fits; the others stay *excluded*. The
+       manifest counts them on a line of their own, not as relevant nodes.
 
     Only nodes whose cheapest form could still fit are looked at one by one; the rest are
     skipped with numpy, so the cost grows with what is loaded, not with the graph.
@@ -590,6 +604,12 @@ _MIN_FRAME: int | None = None
 def _block_frame_tokens(node_id: str) -> int:
     """Tokens of an evidence block's delimiters around an empty body (they hold only the id)."""
     return count_tokens(_render_block(node_id, ""))
+
+
+@lru_cache(maxsize=1)
+def _filler_line_tokens() -> int:
+    """Tokens of the manifest's line on nodes loaded to fill the leftover budget."""
+    return count_tokens(render_manifest([], 0, 0, False, 99).split("\n")[1]) + 1
 
 
 def _min_frame_tokens() -> int:
