@@ -38,6 +38,7 @@ from .pack import (
     NodeDecision,
     Packed,
     assemble_prompt,
+    budget_within,
     explicit_budget,
     fit_window,
     pack,
@@ -817,11 +818,16 @@ class Loom(Displayable):
             alone; ranking reads the message and, clipped, the previous exchange.
         budget : int, optional
             Tokens for the context (manifest + evidence). Without it the budget comes from
-            the window: model window − system prompt − query − output reservation.
+            the window: model window − system prompt − query − output reservation. Given
+            with ``window`` or ``model``, the budget is used within the window: when it is
+            more than the window leaves for context it is cut to that, with a
+            :class:`~loom_nb.core.budget.BudgetOverWindowWarning` (the prompt must fit
+            the model, whatever the budget asked for).
         model : str, optional
             A model name, to look its window up (table; Ollama via :meth:`ask_ollama`).
         window : int, optional
-            The window in tokens, overriding the model's; default ``config.default_window``.
+            The window in tokens, overriding the model's; default ``config.default_window``
+            (only when no ``budget`` is given: a budget alone is not bounded by any window).
             A question the window cannot hold beside the system prompt and the answer's
             reservation is sent clipped to its start and end, with a logged warning.
         mode : "bare" | "fast" | "fused" | "auto" | Mode, optional
@@ -901,7 +907,7 @@ class Loom(Displayable):
         timings["rank"] = time.perf_counter() - rank_started
         pack_started = time.perf_counter()
         win = None
-        if budget is not None:
+        if budget is not None and window is None and model is None:
             plan = explicit_budget(int(budget), chosen)
         else:
             if window is None:
@@ -917,6 +923,8 @@ class Loom(Displayable):
                     window = config.default_window
             plan, prompt_text = fit_window(int(window), system_prompt=config.system_prompt, question=text,
                                            complexity=classification.complexity, config=config, mode=chosen)
+            if budget is not None:  # a budget and a window: the budget, within what the window leaves for context
+                plan = budget_within(plan, int(budget))
         packed = pack(self.graph, ranking, plan, mode=chosen, query_vector=query_vector, callback_available=callback,
                       config=config, excluded={row: exclude_reason for row in excluded_rows})
         messages = assemble_prompt(config.system_prompt, packed.context, prompt_text)

@@ -11,14 +11,15 @@ Size: the budget arithmetic, the packer, and the Packed result table it fills.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 
 from .config import SIGNALS, LoomConfig
-from .budget import output_reservation, plan_window
+from .budget import BudgetOverWindowWarning, output_reservation, plan_window
 from .modes import MODES, Mode, choose_mode, get_mode  # noqa: F401  (modes live in core.modes; re-exported)
 from .prompt import (  # noqa: F401 - importable from here as before
     Block,
@@ -78,7 +79,8 @@ class Budget:
     context: int
     mode_cap: int | None = None
     source: str = "window"
-    """"window": derived from a model window; "explicit": a context budget was given."""
+    """"window": derived from a model window; "explicit": a context budget was given (with
+    ``window`` set when it was given with a window, which bounds it)."""
     window_zones: dict[str, int] | None = None
     """Every zone of the window (:func:`loom_nb.core.budget.plan_window`), when derived from one."""
 
@@ -160,6 +162,33 @@ def fit_window(window: int, *, system_prompt: str, question: str, complexity: fl
                 f"{count_tokens(question):,}", f"{window:,}", f"{count_tokens(clipped):,}")
     plan = compute_budget(window, system_prompt=system_prompt, query=clipped, complexity=complexity, config=config, mode=mode)
     return plan, clipped
+
+
+def budget_within(plan: Budget, tokens: int) -> Budget:
+    """A context budget of ``tokens`` within a window's ``plan``: the window's zones, and
+    ``tokens`` of context, or what the window leaves for it when that is less (with a
+    :class:`~loom_nb.core.budget.BudgetOverWindowWarning`: a prompt over the window would
+    be cut by the server, from the front).
+
+    >>> import warnings
+    >>> plan = compute_budget(8192, system_prompt="", query="")
+    >>> budget_within(plan, 3000).context, budget_within(plan, 3000).window
+    (3000, 8192)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     budget_within(plan, 9000).context, len(caught)
+    (5723, 1)
+    """
+    if tokens < 0:
+        raise ValueError(f"budget must be >= 0 tokens, got {tokens}")
+    context = tokens
+    if tokens > plan.context:
+        warnings.warn(
+            f"a budget of {tokens:,} tokens is more than a {plan.window:,}-token window leaves for context "
+            f"({plan.context:,}, after the system prompt, the question and the answer's reservation): "
+            f"the context is cut to {plan.context:,}", BudgetOverWindowWarning, stacklevel=4)
+        context = plan.context
+    return replace(plan, context=context, manifest_reserved=min(manifest_fixed_tokens(), context), source="explicit")
 
 
 def explicit_budget(tokens: int, mode: Mode | None = None) -> Budget:
