@@ -1,5 +1,7 @@
 """Budget arithmetic, every branch of the loading decision tree, and the budget invariant."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -268,8 +270,19 @@ def test_large_node_with_no_summary_or_chunks_stays_in_the_manifest():
     packed = run(g, manifest_fixed_tokens() + 300)
     row = next(r for r in packed.decisions if r.node_id == "n1")
     assert row.decision == "manifest_only"
-    assert "no summary or chunks" in row.reason
+    assert row.reason.endswith("; no summary; no chunks")
     assert decisions(packed)["n2"] == "loaded"
+
+
+def test_a_large_node_left_out_says_what_kept_its_chunks_out():
+    # n1 whole costs 230, its cheapest chunk with its frame 115; n2 loads first (74)
+    g = large_graph(summary=False, chunks=True)
+    row = run(g, manifest_fixed_tokens() + 140).decision_of("n1")
+    assert row.decision == "manifest_only"
+    assert re.fullmatch(r"needs \d+ tokens, 66 left; no summary; its cheapest chunk needs \d+ tokens, more than the 66 left",
+                        row.reason), row.reason
+    row = run(g, manifest_fixed_tokens() + 200).decision_of("n1")  # 126 left: the chunk fits what is left, not the share
+    assert row.reason.endswith("more than the 100 it may take (50% of the budget)"), row.reason
 
 
 def test_large_node_loads_whole_when_it_is_a_small_share_of_the_budget():

@@ -497,22 +497,32 @@ class _Packer:
             return
         if filling:  # a node that is not relevant is loaded whole or not at all
             return
-        if node.tokens > self.config.large_node_tokens and (self.load_summary(i, node, score) or self.load_chunks(i, node, score)):
+        why: list[str] = []  # what kept its summary and its chunks out, in words
+        large = node.tokens > self.config.large_node_tokens
+        if large and (self.load_summary(i, node, score, why) or self.load_chunks(i, node, score, why)):
             return
-        reason = (f"needs {cost} tokens, {left} left" if cost > left
-                  else f"{node.tokens} tokens is over {self.config.max_whole_share:.0%} of the budget and has no summary or chunks")
-        self.visited[i] = Visit("manifest_only", reason)
+        share = int(self.config.max_whole_share * self.allowance)
+        whole = f"needs {cost} tokens, {left} left" if cost > left else f"needs {cost} tokens, more than {self.share_words} ({share})"
+        self.visited[i] = Visit("manifest_only", "; ".join([whole, *why]))
 
-    def load_summary(self, i: int, node, score: float) -> bool:
-        """Load a large node's summary node in its place, if it has one that fits."""
+    @property
+    def share_words(self) -> str:
+        return f"{self.config.max_whole_share:.0%} of the budget"
+
+    def load_summary(self, i: int, node, score: float, why: list[str]) -> bool:
+        """Load a large node's summary node in its place, if it has one that fits (else say
+        why not in ``why``)."""
         summary_id = self.graph.summary_of(node.id)
         if summary_id is None or summary_id in self.covered:
+            why.append("no summary" if summary_id is None else f"its summary {summary_id} is loaded already")
             return False
         summary = self.graph.node(summary_id)
         label = f"{node.title} (summary)"
         cost = summary.tokens + self.frame_cost(node.id, label, node.type, score)
         text = self.fresh_text(i, summary_id) if cost <= self.allowance - self.used else None
         if text is None:
+            why.append(f"its summary {summary_id} needs {cost} tokens" if cost > self.allowance - self.used
+                       else f"its summary {summary_id} changed since indexing")
             return False
         self.add_block(i, label, text, "summary", f"{node.tokens} tokens is large; loaded its summary {summary_id}", cost)
         self.covered.add(summary_id)
@@ -521,20 +531,26 @@ class _Packer:
             self.visited[self.in_place[i]] = Visit("summary", f"loaded in place of {node.id}")
         return True
 
-    def load_chunks(self, i: int, node, score: float) -> bool:
-        """Load a large node's most relevant chunks that fit its share of the budget."""
+    def load_chunks(self, i: int, node, score: float, why: list[str]) -> bool:
+        """Load a large node's most relevant chunks that fit its share of the budget (else say
+        why not in ``why``)."""
         vectors = self.graph.chunk_vectors.get(node.id)
         if vectors is None or not len(node.chunks):
+            why.append("no chunks")
             return False
         longest = f"{node.title} ({len(node.chunks)} of {len(node.chunks)} chunks)"
         frame = self.frame_cost(node.id, longest, node.type, score)
-        allowance = min(self.allowance - self.used, int(self.config.max_whole_share * self.allowance)) - frame
+        left, share = self.allowance - self.used, int(self.config.max_whole_share * self.allowance)
         text = self.fresh_text(i, node.id)
         if text is None:
             return True  # stale: the decision is recorded
         facts = chunk_facts(text, node.chunks, key=node.sha256)
-        spans, used = best_chunks(node.chunks, vectors, self.query_vector, text, allowance, self.ranking.query, facts)
+        spans, used = best_chunks(node.chunks, vectors, self.query_vector, text, min(left, share) - frame, self.ranking.query, facts)
         if not spans:
+            cheapest = int(facts.costs.min()) + frame
+            which = "its one chunk" if len(node.chunks) == 1 else "its cheapest chunk"
+            limit = f"{share} it may take ({self.share_words})" if share < left else f"{left} left"
+            why.append(f"{which} needs {cheapest} tokens, more than the {limit}")
             return False
         label = f"{node.title} ({len(spans)} of {len(node.chunks)} chunks)"
         body = "\n…\n".join(text[s:e] for s, e in spans)
