@@ -217,13 +217,14 @@ def test_a_relevant_summary_loaded_in_its_sources_place_is_not_counted_as_missin
 
 def test_large_node_without_summary_loads_its_best_chunks():
     g = large_graph(summary=False, chunks=True)
-    # n1 whole (242) is over half of 300; one ~63-token chunk fits the 150-token share
+    # n1 whole (242) is over half of 300; one ~63-token chunk fits the 150-token share, and
+    # with the budget n2 leaves, the second pass takes one more
     packed = run(g, manifest_fixed_tokens() + 300)
     row = next(r for r in packed.decisions if r.node_id == "n1")
     assert row.decision == "chunk"
-    assert row.chunks == [g.node("n1").chunks[1]]  # the chunk that points at the query
+    assert row.chunks == g.node("n1").chunks[:2]  # the chunk that points at the query, then the next best
     assert "THE ANSWER" in packed.context
-    assert "(1 of 3 chunks)" in packed.manifest
+    assert "(2 of 3 chunks)" in packed.manifest
 
 
 def test_a_second_query_chooses_chunks_without_tokenising_or_analysing_them(monkeypatch):
@@ -258,7 +259,7 @@ def test_a_second_query_chooses_chunks_without_tokenising_or_analysing_them(monk
     assert calls["count"] == 1 and analysed >= len(spans)  # every chunk counted and analysed
     second = ask()
     assert calls["count"] == 1 and calls["terms"] - analysed == 1  # only the query again
-    assert first.decision_of("n1").chunks == second.decision_of("n1").chunks == [spans[1]]
+    assert first.decision_of("n1").chunks == second.decision_of("n1").chunks == spans[:2]
     assert first.context == second.context
 
 
@@ -281,8 +282,28 @@ def test_a_large_node_left_out_says_what_kept_its_chunks_out():
     assert row.decision == "manifest_only"
     assert re.fullmatch(r"needs \d+ tokens, 66 left; no summary; its cheapest chunk needs \d+ tokens, more than the 66 left",
                         row.reason), row.reason
-    row = run(g, manifest_fixed_tokens() + 200).decision_of("n1")  # 126 left: the chunk fits what is left, not the share
-    assert row.reason.endswith("more than the 100 it may take (50% of the budget)"), row.reason
+
+
+def test_what_the_share_cap_kept_out_takes_the_budget_nothing_else_wanted():
+    # 126 left after n2: n1's cheapest chunk (115) is over its 50% share (100), not what is left
+    g = large_graph(summary=False, chunks=True)
+    budget = manifest_fixed_tokens() + 200
+    packed = run(g, budget)
+    row = packed.decision_of("n1")
+    assert row.decision == "chunk" and row.chunks == [g.node("n1").chunks[1]]
+    assert "in a second pass, with budget nothing else wanted" in row.reason
+    assert [b.node_id for b in packed.blocks] == ["n2", "n1"] and packed.context_tokens <= budget
+    # one large node and nothing else: its chunks fill the budget instead of half of it
+    alone = LoomGraph(LoomConfig(concept_threshold=0.99, large_node_tokens=50), embedding_model="toy")
+    parts = [words(60, k) for k in range(6)]
+    alone.add_content("\n".join(parts), np.array(unit(5)), chunks=spans_of(parts),
+                      chunk_vectors=np.array([unit(10 * k) for k in range(6)], dtype=np.float32))
+    first_pass_only = 0.5 * run(alone, 400).budget.evidence
+    packed = run(alone, 400)
+    assert packed.decision_of("n1").decision == "chunk" and first_pass_only < packed.context_tokens <= 400
+    assert not packed.unused_with_room()
+    # the whole node, once what is left holds it
+    assert run(alone, 700).decision_of("n1").decision == "loaded"
 
 
 def test_large_node_loads_whole_when_it_is_a_small_share_of_the_budget():

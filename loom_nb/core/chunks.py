@@ -85,6 +85,15 @@ def chunk_facts(text: str, spans: list[tuple[int, int]], key: object = None) -> 
     return facts
 
 
+def query_terms(query: str) -> frozenset[str]:
+    """The terms of ``query`` that :func:`best_chunks` looks for in each chunk.
+
+    >>> sorted(query_terms("Where is the refresh token?"))
+    ['refresh', 'token']
+    """
+    return frozenset(terms(query)) if query else frozenset()
+
+
 def best_chunks(
     spans: list[tuple[int, int]],
     vectors: np.ndarray,
@@ -93,6 +102,7 @@ def best_chunks(
     allowance: int,
     query: str = "",
     facts: ChunkFacts | None = None,
+    wanted: frozenset[str] | None = None,
 ) -> tuple[list[tuple[int, int]], int]:
     """The most relevant chunks that fit ``allowance`` tokens, in document order, and the
     tokens they cost.
@@ -101,11 +111,13 @@ def best_chunks(
     contains (seed 004's "snippets around matching lines": a chunk holding the identifier
     asked about wins even when its vector is unremarkable). Chunks are taken best first;
     one that does not fit is skipped and the next tried. ``facts`` (from
-    :func:`chunk_facts`) saves counting and analysing the chunks again.
+    :func:`chunk_facts`) saves counting and analysing the chunks again, and ``wanted`` (the
+    query's terms) analysing the query again.
     """
     facts = facts or chunk_facts(text, spans)
     sims = vectors @ np.asarray(query_vector, dtype=vectors.dtype) if query_vector is not None else np.zeros(len(spans))
-    wanted = frozenset(terms(query)) if query else frozenset()
+    if wanted is None:
+        wanted = query_terms(query)
     if wanted:
         sims = sims + np.array([len(wanted & held) for held in facts.terms]) / len(wanted)
     chosen, used = [], 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import warnings
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -33,7 +33,7 @@ from .prompt import (  # noqa: F401 - importable from here as before
 )
 from .errors import StaleReferenceError
 from .graph import LoomGraph
-from .chunks import best_chunks, chunk_facts
+from .chunks import best_chunks, chunk_facts, query_terms
 from .rank import Ranking, semantic_floor
 from .tokens import count_tokens
 
@@ -400,6 +400,8 @@ class _Packer:
         self.covered: set[str] = set()
         self.used = 0
         self.filled = 0
+        self.held_back: list[int] = []
+        """Relevant rows the ``max_whole_share`` cap kept out, for the :meth:`second_pass`."""
         self.in_place: dict[int, int] = {}
         """Ranking row of a source whose summary was loaded in its place → the summary's row."""
         self.all_fit = self._all_fit()
@@ -461,14 +463,15 @@ class _Packer:
             self.visited[i] = Visit("manifest_only", f"stale: {exc}")
             return None
 
-    def next_candidate(self, position: int) -> int | None:
-        """The walk position of the next node whose cheapest form could fit (the ones passed
-        over are marked with the tokens that were left), or None when the walk is over."""
+    def next_candidate(self, position: int, end: int) -> int | None:
+        """The walk position (before ``end``) of the next node whose cheapest form could fit
+        (the ones passed over are marked with the tokens that were left), or None when there
+        is none."""
         left = self.allowance - self.used
         if self.limit is not None and len(self.blocks) >= self.limit:
-            self.skipped_left[self.walk[position:]] = -2
+            self.skipped_left[self.walk[position:end]] = -2
             return None
-        candidates = self.walk[position:]
+        candidates = self.walk[position:end]
         fits = np.flatnonzero(self.lower[candidates] <= left)
         if fits.size == 0:
             self.skipped_left[candidates] = left
@@ -504,6 +507,13 @@ class _Packer:
         share = int(self.config.max_whole_share * self.allowance)
         whole = f"needs {cost} tokens, {left} left" if cost > left else f"needs {cost} tokens, more than {self.share_words} ({share})"
         self.visited[i] = Visit("manifest_only", "; ".join([whole, *why]))
+        if large and (cost <= left or share < left):  # the share held it back: the second pass may load it
+            self.held_back.append(i)
+
+    @cached_property
+    def query_terms(self) -> frozenset[str]:
+        """The query's terms, analysed once for every large node's chunks."""
+        return query_terms(self.ranking.query)
 
     @property
     def share_words(self) -> str:
@@ -531,9 +541,9 @@ class _Packer:
             self.visited[self.in_place[i]] = Visit("summary", f"loaded in place of {node.id}")
         return True
 
-    def load_chunks(self, i: int, node, score: float, why: list[str]) -> bool:
+    def load_chunks(self, i: int, node, score: float, why: list[str], second_pass: bool = False) -> bool:
         """Load a large node's most relevant chunks that fit its share of the budget (else say
-        why not in ``why``)."""
+        why not in ``why``); in the :meth:`second_pass`, that fit what is left."""
         vectors = self.graph.chunk_vectors.get(node.id)
         if vectors is None or not len(node.chunks):
             why.append("no chunks")
@@ -541,11 +551,13 @@ class _Packer:
         longest = f"{node.title} ({len(node.chunks)} of {len(node.chunks)} chunks)"
         frame = self.frame_cost(node.id, longest, node.type, score)
         left, share = self.allowance - self.used, int(self.config.max_whole_share * self.allowance)
+        share = left if second_pass else share
         text = self.fresh_text(i, node.id)
         if text is None:
             return True  # stale: the decision is recorded
         facts = chunk_facts(text, node.chunks, key=node.sha256)
-        spans, used = best_chunks(node.chunks, vectors, self.query_vector, text, min(left, share) - frame, self.ranking.query, facts)
+        spans, used = best_chunks(node.chunks, vectors, self.query_vector, text, min(left, share) - frame, facts=facts,
+                                  wanted=self.query_terms)
         if not spans:
             cheapest = int(facts.costs.min()) + frame
             which = "its one chunk" if len(node.chunks) == 1 else "its cheapest chunk"
@@ -554,15 +566,56 @@ class _Packer:
             return False
         label = f"{node.title} ({len(spans)} of {len(node.chunks)} chunks)"
         body = "\n…\n".join(text[s:e] for s, e in spans)
-        self.add_block(i, label, body, "chunk", f"{node.tokens} tokens is large; loaded its {len(spans)} most relevant chunks", used + frame, spans)
+        if not second_pass and share < left and len(spans) < len(node.chunks):  # the share held chunks back
+            self.held_back.append(i)
+        reason = f"{node.tokens} tokens is large; loaded its {len(spans)} most relevant chunks"
+        reason += f" ({used + frame} tokens) in a second pass, with budget nothing else wanted" if second_pass else ""
+        self.add_block(i, label, body, "chunk", reason, used + frame, spans)
         return True
 
+    def second_pass(self) -> None:
+        """After the relevant nodes: those that only the ``max_whole_share`` cap kept out, or
+        kept to fewer chunks, take the budget nothing else wanted, in walk order (best score
+        first): each whole if it fits what is left (with what its chunks took), else as its
+        most relevant chunks that do, in its place among the blocks. The cap is there so one
+        large node does not crowd out the others; once they are placed it has nothing left
+        to protect."""
+        for i in self.held_back:
+            if self.limit is not None and len(self.blocks) >= self.limit and self.visited[i].decision != "chunk":
+                continue
+            node, score = self.graph.node(self.ids[i]), float(self.ranking.scores[i])
+            earlier = self.visited[i]
+            place = next((k for k, b in enumerate(self.blocks) if b.node_id == node.id), len(self.blocks))
+            if earlier.decision == "chunk":  # its chunks go back, for the whole node or more chunks
+                block = self.blocks.pop(place)
+                self.used -= earlier.tokens
+            left, cost = self.allowance - self.used, self.cost_whole(i)
+            text = self.fresh_text(i, node.id) if cost <= left else None
+            if text is not None:
+                self.add_block(i, node.title, text, "loaded", f"score {score:.2f}; over {self.share_words}, loaded whole "
+                               f"in a second pass, with budget nothing else wanted ({cost} of {left} tokens left)", cost)
+            elif not self.load_chunks(i, node, score, [], second_pass=True) and earlier.decision == "chunk":
+                self.blocks.append(block)  # cannot happen (its chunks still fit), but never lose them
+                self.used += earlier.tokens
+                self.visited[i] = earlier
+            if len(self.blocks) > place and self.blocks[-1].node_id == node.id:
+                self.blocks.insert(place, self.blocks.pop())
+            if self.visited[i].spans == earlier.spans and earlier.decision == "chunk":  # the same chunks: as it was
+                self.visited[i] = earlier
+
     def run(self, callback_available: bool) -> Packed:
-        position = self.next_candidate(0) if self.walk.size else None
-        while position is not None:
-            self.visit(int(self.walk[position]), filling=position + 1 > self.relevant_count)
-            position = self.next_candidate(position + 1) if position + 1 < self.walk.size else None
+        """The relevant nodes, the :meth:`second_pass`, then (when filling) the others."""
+        self.walk_over(0, self.relevant_count)
+        self.second_pass()
+        self.walk_over(self.relevant_count, self.walk.size)
         return self.render(callback_available)
+
+    def walk_over(self, start: int, end: int) -> None:
+        """Visit the walk's nodes from ``start`` to ``end`` whose cheapest form could fit."""
+        position = self.next_candidate(start, end) if start < end else None
+        while position is not None:
+            self.visit(int(self.walk[position]), filling=position >= self.relevant_count)
+            position = self.next_candidate(position + 1, end) if position + 1 < end else None
 
     def header(self, blocks: list[Block]) -> tuple[int, int, int]:
         """The manifest's counts: relevant nodes, how many of them are not loaded, and the
@@ -629,7 +682,8 @@ def pack(
        longer fits stays in the manifest (*manifest_only*) and smaller ones may still fit.
     4. A node over ``large_node_tokens`` that would take more than ``max_whole_share`` of
        the budget goes in as its *summary* node if one exists, else as its most relevant
-       *chunks*, else only in the manifest.
+       *chunks*, else only in the manifest. After the relevant nodes, a second pass gives
+       what is left to those the share held back (whole, else more chunks), best first.
     5. With ``config.fill_leftover`` (FUSED mode only: BARE and FAST are capped on
        purpose), budget still left after the relevant nodes is filled with the nodes below
        the floor, in score order, each whole if it fits; the others stay *excluded*. The
