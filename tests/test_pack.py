@@ -445,3 +445,16 @@ def test_chunks_holding_the_query_terms_win():
     assert best_chunks(spans, vectors, q, text, one, "")[0] == [spans[2]]
     chosen, used = best_chunks(spans, vectors, q, text, one, "where is rotate_refresh_token defined?")
     assert chosen == [spans[1]] and used == count_tokens(text[spans[1][0]:spans[1][1]]) + 3
+
+
+@pytest.mark.parametrize("line", ["oauth token refresh " * 400, "令牌刷新失败" * 400, "🙂🔑" * 400,
+                                  "9f86d081884c7d659a2feaa0c55ad015" * 80])
+def test_a_line_longer_than_a_chunk_is_cut_by_tokens(line):
+    from loom_nb.core.chunks import chunk_spans
+
+    text = "a short first line\n" + line + "\nand a last one\n"
+    spans = chunk_spans(text, 300)
+    assert max(count_tokens(text[s:e]) for s, e in spans) <= 300  # a CJK line made 1,400-token chunks, emoji 3,000
+    gaps = [text[a:b] for a, b in zip([0] + [e for _, e in spans], [s for s, _ in spans] + [len(text)])]
+    assert all(end <= next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))
+    assert not "".join(gaps).strip()  # in order, and nothing but blank space left out
