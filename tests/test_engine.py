@@ -343,3 +343,16 @@ def test_a_workspace_whose_path_is_not_utf8_is_refused_before_indexing(tmp_path)
     loom.add("a note about token refresh", split=False)
     loom.save()
     assert Loom.open(tmp_path / "session").query("token refresh", budget=500).loaded
+
+
+def test_exclude_takes_one_id_as_a_string_and_refuses_unknown_ids(loom):
+    from loom_nb.core.errors import UnknownNodeError
+
+    loom.add("Refresh tokens rotate on every use.")
+    loom.add("The refresh token is stored after each rotation.")
+    result = loom.query("refresh token rotation", budget=800, exclude="n1")  # one id, not the characters 'n' and '1'
+    assert result.decision("n1").decision == "excluded" and result.loaded == ["n2"]
+    with pytest.raises(UnknownNodeError, match="'n99'"):
+        loom.query("refresh token rotation", budget=800, exclude=["n2", "n99"])
+    with pytest.raises(TypeError, match="node ids"):
+        loom.query("refresh token rotation", budget=800, exclude=[2])

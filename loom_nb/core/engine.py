@@ -28,7 +28,7 @@ from .concepts import ConceptQuality, concept_quality, rebuild_concepts
 from .relink import ThresholdPlan, apply_threshold, threshold_plan
 from .config import LoomConfig, Weights
 from .embedding import CachedEmbedder, Embedder
-from .errors import EmbeddingMismatchError, LoomError
+from .errors import EmbeddingMismatchError, LoomError, UnknownNodeError
 from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, chunk_mean, clean_text
 from .display import Displayable
 from .modes import Mode, get_mode, message_weights
@@ -233,6 +233,19 @@ def _checked(text: str) -> str:
             "`loom-nb index SESSION FOLDER`), which splits it into units"
         )
     return clean_text(text)
+
+
+def _node_ids(ids: str | Iterable[str], graph: LoomGraph) -> list[str]:
+    """``ids`` as a list of node ids the graph holds: a string is one id (iterating it gave
+    its characters, and excluded nothing); an unknown id is an error, not silently ignored."""
+    ids = [ids] if isinstance(ids, str) else list(ids)
+    wrong = [i for i in ids if not isinstance(i, str)]
+    if wrong:
+        raise TypeError(f"exclude takes node ids (str), got {wrong[0]!r}")
+    unknown = [i for i in ids if i not in graph]
+    if unknown:
+        raise UnknownNodeError(f"cannot exclude {', '.join(map(repr, unknown[:5]))}: no such node in this session")
+    return ids
 
 
 def _direction(type: str) -> str:  # noqa: A002 - the node type, as add() names it
@@ -841,10 +854,11 @@ class Loom(Displayable):
         ask_ollama : bool
             Ask the Ollama server (``OLLAMA_HOST``) for ``model``'s window and the ``num_ctx``
             it really uses; falls back to the table when it cannot answer.
-        exclude : iterable of str, optional
+        exclude : str or iterable of str, optional
             Node ids never to load, e.g. a chat's current message and the messages already
             in its history window (loading them again would spend the budget twice). They
-            stay in the table as *excluded* with ``exclude_reason``.
+            stay in the table as *excluded* with ``exclude_reason``. A string is one id; an
+            id the session does not hold raises :class:`~loom_nb.core.errors.UnknownNodeError`.
         """
         self._asked.set()  # a warm-up ranking not yet started is no longer worth its lock
         request = Query.of(text) if isinstance(text, (str, Query)) else None
@@ -857,6 +871,7 @@ class Loom(Displayable):
                 raise LoomError(f"{name} must be a number of tokens, got {value!r}")
             if value is not None and not (0 <= int(value) <= MAX_TOKENS_ARGUMENT and (name == "budget" or int(value) > 0)):
                 raise LoomError(f"{name} must be {'0' if name == 'budget' else '1'}-{MAX_TOKENS_ARGUMENT:,} tokens, got {value}")
+        exclude = _node_ids(exclude, self.graph)
         started = time.perf_counter()
         config = self.graph.config
         prompt_text = text  # the question as the prompt carries it (clipped when it overflows the window)
