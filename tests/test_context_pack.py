@@ -119,3 +119,33 @@ def test_a_reason_says_which_terms_came_from_the_first_line(indexed):
     one_line = loom.query("rotate drops the old token", budget=1500)
     rotate = next(i for i in one_line.pack().items if i.title.endswith(" rotate"))
     assert not any("first line" in r for r in rotate.reasons)
+
+
+def test_an_item_loaded_as_chunks_or_as_its_summary_shows_what_was_loaded():
+    loom = Loom(embedder=HashingEmbedder())
+    lines = [f"2026-11-20 09:{k // 60:02d}:{k % 60:02d} gateway 200 GET /api/profile {k}ms" for k in range(400)]
+    lines[300] = "2026-11-20 09:05:00 gateway 401 GET /api/dashboard invalid_grant zebrafish"
+    log = loom.add("\n".join(lines), split=False).ids[0]
+    result = loom.query("which request failed with invalid_grant zebrafish?", budget=800)
+    row = result.decision(log)
+    assert row.decision == "chunk"
+    text = loom.text(log)
+    loaded = "\n".join(text[s:e] for s, e in row.chunks)
+    item = next(i for i in result.pack().items if i.node_id == log)
+    numbered = [line.split(": ", 1) for line in item.snippet.split("\n") if line != "…"]
+    assert numbered and all(body in loaded and lines[int(number) - 1] == body for number, body in numbered)
+    assert "301: 2026-11-20 09:05:00 gateway 401 GET /api/dashboard invalid_grant zebrafish" in item.snippet
+    assert "zebrafish" in item.terms
+
+    # loaded as its summary: the summary's words, and what only the source says stays open
+    loom = Loom(embedder=HashingEmbedder())
+    source = loom.add("\n".join(f"line {k}: oauth token refresh failure at gateway, retry {k} times" for k in range(600)),
+                      split=False).ids[0]
+    loom.add_summary(source, "Gateway log summary: failures repeat; see the refresh path")
+    result = loom.query("oauth token refresh failure gateway retry times line", budget=400)
+    assert result.decision(source).decision == "summary"
+    pack = result.pack()
+    item = next(i for i in pack.items if i.node_id == source)
+    assert item.snippet == "1: Gateway log summary: failures repeat; see the refresh path" and item.lines is None
+    assert "oauth" not in item.terms and "refresh" in item.terms
+    assert any("`oauth`" in q for q in pack.open_questions)

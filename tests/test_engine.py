@@ -74,6 +74,26 @@ def test_budget_from_a_model_window(loom, monkeypatch):
     assert sum(result.budget.zones().values()) == 2000
 
 
+def test_a_budget_given_with_a_window_or_a_model_is_used_within_the_window(loom, monkeypatch):
+    from loom_nb.core.budget import BudgetOverWindowWarning
+    from loom_nb.core.tokens import UnknownModelWarning, count_tokens
+
+    monkeypatch.delenv("OLLAMA_CONTEXT_LENGTH", raising=False)
+    for k in range(8):
+        loom.add(f"refresh token rotation note {k}: " + "the gateway retries the refresh call " * 30)
+    # more than a 1,024-token window leaves for context: cut to what it leaves, with a warning
+    with pytest.warns(BudgetOverWindowWarning, match="more than a 1,024-token window leaves"):
+        result = loom.query("refresh token rotation", budget=3000, window=1024)
+    assert result.budget.window == 1024 and result.budget.source == "explicit"
+    assert result.budget.context < 1024
+    assert sum(count_tokens(m["content"]) + 4 for m in result.messages) <= 1024 - result.budget.output_reserved
+    # within what the window leaves: the budget as asked, the window's zones around it
+    smaller = loom.query("refresh token rotation", budget=500, model="llama2")
+    assert (smaller.budget.context, smaller.budget.window, smaller.window.num_ctx) == (500, 4096, 4096)
+    with pytest.warns(UnknownModelWarning):  # the model is looked up, not ignored
+        loom.query("refresh token rotation", budget=500, model="no-such-model")
+
+
 def test_record_advances_the_clock_and_refreshes_loaded_nodes(loom):
     loom.add("refresh tokens rotate")
     loom.add("bananas are yellow")
@@ -323,3 +343,16 @@ def test_a_workspace_whose_path_is_not_utf8_is_refused_before_indexing(tmp_path)
     loom.add("a note about token refresh", split=False)
     loom.save()
     assert Loom.open(tmp_path / "session").query("token refresh", budget=500).loaded
+
+
+def test_exclude_takes_one_id_as_a_string_and_refuses_unknown_ids(loom):
+    from loom_nb.core.errors import UnknownNodeError
+
+    loom.add("Refresh tokens rotate on every use.")
+    loom.add("The refresh token is stored after each rotation.")
+    result = loom.query("refresh token rotation", budget=800, exclude="n1")  # one id, not the characters 'n' and '1'
+    assert result.decision("n1").decision == "excluded" and result.loaded == ["n2"]
+    with pytest.raises(UnknownNodeError, match="'n99'"):
+        loom.query("refresh token rotation", budget=800, exclude=["n2", "n99"])
+    with pytest.raises(TypeError, match="node ids"):
+        loom.query("refresh token rotation", budget=800, exclude=[2])

@@ -1,5 +1,7 @@
 """Budget arithmetic, every branch of the loading decision tree, and the budget invariant."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -116,7 +118,13 @@ def test_fill_leftover_loads_what_is_below_the_floor_in_fused_mode_only():
     packed = run(g, 2000)
     assert decisions(packed) == {"n1": "loaded", "n2": "loaded", "n3": "loaded"}
     assert "fills the leftover budget" in packed.decision_of("n3").reason
-    assert packed.manifest.splitlines()[0] == "[Context loaded: 3 of 3 relevant nodes]"
+    # the filler is said apart: it is not relevant, and is not counted as such
+    lines = packed.manifest.splitlines()
+    assert lines[:2] == ["[Context loaded: 2 of 2 relevant nodes]",
+                         "[Context also loaded to fill the leftover budget: 1 nodes below the relevance floor]"]
+    assert lines[-2] == "[Additional context available but not loaded: 0 nodes]"
+    assert (packed.relevant_count, packed.filled) == (2, 1)
+    assert count_tokens(packed.context) <= 2000
     # too small a budget for n3 after the others: it stays excluded, not manifest_only
     tight = run(g, packed.context_tokens - 5)
     assert decisions(tight)["n3"] == "excluded"
@@ -196,15 +204,27 @@ def test_large_node_loads_as_its_summary():
     assert d["n3"] == "summary"  # the summary node itself is marked as used in n1's place
 
 
+def test_a_relevant_summary_loaded_in_its_sources_place_is_not_counted_as_missing():
+    # n3, the summary, is relevant itself (60° from the query) and is in the context as n1's block
+    g = large_graph(summary=True, chunks=True)
+    packed = run(g, manifest_fixed_tokens() + 170)
+    assert decisions(packed) == {"n1": "summary", "n2": "loaded", "n3": "summary"}
+    lines = packed.manifest.splitlines()
+    assert lines[0] == "[Context loaded: 2 of 2 relevant nodes]"
+    assert lines[-2] == "[Additional context available but not loaded: 0 nodes]"
+    assert packed.relevant_count == 2
+
+
 def test_large_node_without_summary_loads_its_best_chunks():
     g = large_graph(summary=False, chunks=True)
-    # n1 whole (242) is over half of 300; one ~63-token chunk fits the 150-token share
+    # n1 whole (242) is over half of 300; one ~63-token chunk fits the 150-token share, and
+    # with the budget n2 leaves, the second pass takes one more
     packed = run(g, manifest_fixed_tokens() + 300)
     row = next(r for r in packed.decisions if r.node_id == "n1")
     assert row.decision == "chunk"
-    assert row.chunks == [g.node("n1").chunks[1]]  # the chunk that points at the query
+    assert row.chunks == g.node("n1").chunks[:2]  # the chunk that points at the query, then the next best
     assert "THE ANSWER" in packed.context
-    assert "(1 of 3 chunks)" in packed.manifest
+    assert "(2 of 3 chunks)" in packed.manifest
 
 
 def test_a_second_query_chooses_chunks_without_tokenising_or_analysing_them(monkeypatch):
@@ -239,7 +259,7 @@ def test_a_second_query_chooses_chunks_without_tokenising_or_analysing_them(monk
     assert calls["count"] == 1 and analysed >= len(spans)  # every chunk counted and analysed
     second = ask()
     assert calls["count"] == 1 and calls["terms"] - analysed == 1  # only the query again
-    assert first.decision_of("n1").chunks == second.decision_of("n1").chunks == [spans[1]]
+    assert first.decision_of("n1").chunks == second.decision_of("n1").chunks == spans[:2]
     assert first.context == second.context
 
 
@@ -251,8 +271,39 @@ def test_large_node_with_no_summary_or_chunks_stays_in_the_manifest():
     packed = run(g, manifest_fixed_tokens() + 300)
     row = next(r for r in packed.decisions if r.node_id == "n1")
     assert row.decision == "manifest_only"
-    assert "no summary or chunks" in row.reason
+    assert row.reason.endswith("; no summary; no chunks")
     assert decisions(packed)["n2"] == "loaded"
+
+
+def test_a_large_node_left_out_says_what_kept_its_chunks_out():
+    # n1 whole costs 230, its cheapest chunk with its frame 115; n2 loads first (74)
+    g = large_graph(summary=False, chunks=True)
+    row = run(g, manifest_fixed_tokens() + 140).decision_of("n1")
+    assert row.decision == "manifest_only"
+    assert re.fullmatch(r"needs \d+ tokens, 66 left; no summary; its cheapest chunk needs \d+ tokens, more than the 66 left",
+                        row.reason), row.reason
+
+
+def test_what_the_share_cap_kept_out_takes_the_budget_nothing_else_wanted():
+    # 126 left after n2: n1's cheapest chunk (115) is over its 50% share (100), not what is left
+    g = large_graph(summary=False, chunks=True)
+    budget = manifest_fixed_tokens() + 200
+    packed = run(g, budget)
+    row = packed.decision_of("n1")
+    assert row.decision == "chunk" and row.chunks == [g.node("n1").chunks[1]]
+    assert "in a second pass, with budget nothing else wanted" in row.reason
+    assert [b.node_id for b in packed.blocks] == ["n2", "n1"] and packed.context_tokens <= budget
+    # one large node and nothing else: its chunks fill the budget instead of half of it
+    alone = LoomGraph(LoomConfig(concept_threshold=0.99, large_node_tokens=50), embedding_model="toy")
+    parts = [words(60, k) for k in range(6)]
+    alone.add_content("\n".join(parts), np.array(unit(5)), chunks=spans_of(parts),
+                      chunk_vectors=np.array([unit(10 * k) for k in range(6)], dtype=np.float32))
+    first_pass_only = 0.5 * run(alone, 400).budget.evidence
+    packed = run(alone, 400)
+    assert packed.decision_of("n1").decision == "chunk" and first_pass_only < packed.context_tokens <= 400
+    assert not packed.unused_with_room()
+    # the whole node, once what is left holds it
+    assert run(alone, 700).decision_of("n1").decision == "loaded"
 
 
 def test_large_node_loads_whole_when_it_is_a_small_share_of_the_budget():
@@ -394,3 +445,16 @@ def test_chunks_holding_the_query_terms_win():
     assert best_chunks(spans, vectors, q, text, one, "")[0] == [spans[2]]
     chosen, used = best_chunks(spans, vectors, q, text, one, "where is rotate_refresh_token defined?")
     assert chosen == [spans[1]] and used == count_tokens(text[spans[1][0]:spans[1][1]]) + 3
+
+
+@pytest.mark.parametrize("line", ["oauth token refresh " * 400, "令牌刷新失败" * 400, "🙂🔑" * 400,
+                                  "9f86d081884c7d659a2feaa0c55ad015" * 80])
+def test_a_line_longer_than_a_chunk_is_cut_by_tokens(line):
+    from loom_nb.core.chunks import chunk_spans
+
+    text = "a short first line\n" + line + "\nand a last one\n"
+    spans = chunk_spans(text, 300)
+    assert max(count_tokens(text[s:e]) for s, e in spans) <= 300  # a CJK line made 1,400-token chunks, emoji 3,000
+    gaps = [text[a:b] for a, b in zip([0] + [e for _, e in spans], [s for s, _ in spans] + [len(text)])]
+    assert all(end <= next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))
+    assert not "".join(gaps).strip()  # in order, and nothing but blank space left out

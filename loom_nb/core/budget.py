@@ -28,6 +28,11 @@ ZONE_NAMES: tuple[str, ...] = (
 )
 
 
+class BudgetOverWindowWarning(UserWarning):
+    """A context budget was given with a window (or a model) that leaves less room for
+    context: the context is cut to what the window leaves."""
+
+
 @dataclass(frozen=True)
 class Zones:
     """How a window is shared beyond the system prompt, the query and the output.

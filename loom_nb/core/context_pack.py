@@ -173,11 +173,15 @@ _SIGNAL_WORDS = {
 }
 
 
-def _snippet(text: str, first_line: int, found: list[str], lines_around: int, max_chars: int) -> str:
-    """Numbered lines around the lines holding a query term (the first lines when none does)."""
+def _snippet(text: str, first_line: int, found: list[str], lines_around: int, max_chars: int,
+             fallback: bool = True) -> str:
+    """Numbered lines around the lines holding a query term (the first lines when none does,
+    or "" without ``fallback``)."""
     lines = text.split("\n")
     wanted = set(found)
     hits = [k for k, line in enumerate(lines) if wanted and wanted & set(terms(line))]
+    if not hits and not fallback:
+        return ""
     keep: set[int] = set()
     for k in hits or [0]:
         keep.update(range(max(0, k - lines_around), min(len(lines), k + lines_around + 1)))
@@ -195,10 +199,50 @@ def _snippet(text: str, first_line: int, found: list[str], lines_around: int, ma
     return "\n".join(out)
 
 
+def _evidence(graph, row, first_line: int) -> list[tuple[int, str]]:
+    """What the context holds of a loaded row, as (number of its first line, text) pieces:
+    the whole text, each chunk loaded (numbered as in the file), or the summary loaded in its
+    place (numbered from 1: its lines are not the file's)."""
+    if row.decision == "summary":
+        summary_id = graph.summary_of(row.node_id)
+        return [(1, graph.text(summary_id))] if summary_id is not None else []
+    text = graph.text(row.node_id)
+    if row.decision == "chunk" and row.chunks:
+        return [(first_line + text.count("\n", 0, start), text[start:end].rstrip("\n")) for start, end in row.chunks]
+    return [(first_line, text)]
+
+
+def _evidence_snippet(pieces: list[tuple[int, str]], found: list[str], lines_around: int, max_chars: int) -> str:
+    """:func:`_snippet` over the pieces that hold a query term (the first piece's first lines
+    when none does), joined by "…", within ``max_chars`` together."""
+    out: list[str] = []
+    for first, text in pieces:
+        room = max_chars - sum(len(part) + 2 for part in out)
+        part = _snippet(text, first, found, lines_around, room, fallback=False) if room > 0 else ""
+        if part:
+            out.append(part)
+    if not out and pieces:
+        out.append(_snippet(pieces[0][1], pieces[0][0], found, lines_around, max_chars))
+    return "\n…\n".join(out)
+
+
+def _loaded_matches(matched: dict[str, list[str]], pieces: list[tuple[int, str]]) -> dict[str, list[str]]:
+    """``matched`` with the terms of a node's text kept only where the loaded part holds them
+    (a chunk, a summary): the rest of its text is not in the context."""
+    held = set(terms("\n".join(text for _, text in pieces)))
+    kept = {name: (ts if name != "content" else [t for t in ts if t in held]) for name, ts in matched.items()}
+    return {name: ts for name, ts in kept.items() if ts}
+
+
 def context_pack(result, *, max_items: int = MAX_ITEMS, lines_around: int = SNIPPET_LINES,
                  max_snippet_chars: int = SNIPPET_CHARS) -> ContextPack:
     """The pack of a :class:`~loom_nb.core.engine.QueryResult`: its loaded items in rank order
-    (at most ``max_items``) and the open questions."""
+    (at most ``max_items``) and the open questions.
+
+    An item's terms, reasons and snippet come from what the context holds of it: a node
+    loaded as chunks is shown by those chunks (with the file's line numbers), a node loaded
+    as its summary by the summary (``lines`` is then None); a term only the rest of its text
+    holds is not counted as covered, so it can still be an open question."""
     graph = result.packed.graph
     query = result.ranking.query
     wanted = _query_terms(query)
@@ -215,22 +259,25 @@ def context_pack(result, *, max_items: int = MAX_ITEMS, lines_around: int = SNIP
                                       snippet=""))
             continue
         node = graph.node(row.node_id)
+        ref = node.reference
+        try:
+            pieces = _evidence(graph, row, ref.lines[0] if ref is not None else 1)
+        except LoomError:
+            pieces = []
         matched = graph.lexical.explain(wanted, graph.content_vectors.index[row.node_id]) if wanted else {}
+        if row.decision != "loaded":
+            matched = _loaded_matches(matched, pieces)
         found = list(dict.fromkeys(t for ts in matched.values() for t in ts))
         covered.update(found)
         if len(items) >= max_items:
             continue  # still counted as covering its terms
-        ref = node.reference
-        try:
-            text = graph.text(row.node_id)
-        except LoomError:
-            text = ""
+        lines = tuple(ref.lines) if ref is not None and row.decision != "summary" else None
         items.append(PackItem(
             node_id=row.node_id, title=row.title, type=row.type, decision=row.decision, score=round(float(row.score), 4),
-            path=ref.file if ref is not None else node.meta.get("path"), lines=tuple(ref.lines) if ref is not None else None,
+            path=ref.file if ref is not None else node.meta.get("path"), lines=lines,
             cell=ref.cell if ref is not None else "", reasons=_reasons(row, matched, lead=lead, times=1 + weight), terms=found,
             symbols=list(node.meta.get("defines") or ()),
-            snippet=_snippet(text, ref.lines[0] if ref is not None else 1, found, lines_around, max_snippet_chars) if text else "",
+            snippet=_evidence_snippet(pieces, found, lines_around, max_snippet_chars),
         ))
     return ContextPack(query=result.query, terms=wanted, items=items, open_questions=_open_questions(result, wanted, covered),
                        budget={"context": result.budget.context, "used": result.packed.context_tokens,

@@ -28,7 +28,7 @@ from .concepts import ConceptQuality, concept_quality, rebuild_concepts
 from .relink import ThresholdPlan, apply_threshold, threshold_plan
 from .config import LoomConfig, Weights
 from .embedding import CachedEmbedder, Embedder
-from .errors import EmbeddingMismatchError, LoomError
+from .errors import EmbeddingMismatchError, LoomError, UnknownNodeError
 from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, chunk_mean, clean_text
 from .display import Displayable
 from .modes import Mode, get_mode, message_weights
@@ -38,6 +38,7 @@ from .pack import (
     NodeDecision,
     Packed,
     assemble_prompt,
+    budget_within,
     explicit_budget,
     fit_window,
     pack,
@@ -232,6 +233,19 @@ def _checked(text: str) -> str:
             "`loom-nb index SESSION FOLDER`), which splits it into units"
         )
     return clean_text(text)
+
+
+def _node_ids(ids: str | Iterable[str], graph: LoomGraph) -> list[str]:
+    """``ids`` as a list of node ids the graph holds: a string is one id (iterating it gave
+    its characters, and excluded nothing); an unknown id is an error, not silently ignored."""
+    ids = [ids] if isinstance(ids, str) else list(ids)
+    wrong = [i for i in ids if not isinstance(i, str)]
+    if wrong:
+        raise TypeError(f"exclude takes node ids (str), got {wrong[0]!r}")
+    unknown = [i for i in ids if i not in graph]
+    if unknown:
+        raise UnknownNodeError(f"cannot exclude {', '.join(map(repr, unknown[:5]))}: no such node in this session")
+    return ids
 
 
 def _direction(type: str) -> str:  # noqa: A002 - the node type, as add() names it
@@ -817,11 +831,16 @@ class Loom(Displayable):
             alone; ranking reads the message and, clipped, the previous exchange.
         budget : int, optional
             Tokens for the context (manifest + evidence). Without it the budget comes from
-            the window: model window − system prompt − query − output reservation.
+            the window: model window − system prompt − query − output reservation. Given
+            with ``window`` or ``model``, the budget is used within the window: when it is
+            more than the window leaves for context it is cut to that, with a
+            :class:`~loom_nb.core.budget.BudgetOverWindowWarning` (the prompt must fit
+            the model, whatever the budget asked for).
         model : str, optional
             A model name, to look its window up (table; Ollama via :meth:`ask_ollama`).
         window : int, optional
-            The window in tokens, overriding the model's; default ``config.default_window``.
+            The window in tokens, overriding the model's; default ``config.default_window``
+            (only when no ``budget`` is given: a budget alone is not bounded by any window).
             A question the window cannot hold beside the system prompt and the answer's
             reservation is sent clipped to its start and end, with a logged warning.
         mode : "bare" | "fast" | "fused" | "auto" | Mode, optional
@@ -835,10 +854,11 @@ class Loom(Displayable):
         ask_ollama : bool
             Ask the Ollama server (``OLLAMA_HOST``) for ``model``'s window and the ``num_ctx``
             it really uses; falls back to the table when it cannot answer.
-        exclude : iterable of str, optional
+        exclude : str or iterable of str, optional
             Node ids never to load, e.g. a chat's current message and the messages already
             in its history window (loading them again would spend the budget twice). They
-            stay in the table as *excluded* with ``exclude_reason``.
+            stay in the table as *excluded* with ``exclude_reason``. A string is one id; an
+            id the session does not hold raises :class:`~loom_nb.core.errors.UnknownNodeError`.
         """
         self._asked.set()  # a warm-up ranking not yet started is no longer worth its lock
         request = Query.of(text) if isinstance(text, (str, Query)) else None
@@ -851,6 +871,7 @@ class Loom(Displayable):
                 raise LoomError(f"{name} must be a number of tokens, got {value!r}")
             if value is not None and not (0 <= int(value) <= MAX_TOKENS_ARGUMENT and (name == "budget" or int(value) > 0)):
                 raise LoomError(f"{name} must be {'0' if name == 'budget' else '1'}-{MAX_TOKENS_ARGUMENT:,} tokens, got {value}")
+        exclude = _node_ids(exclude, self.graph)
         started = time.perf_counter()
         config = self.graph.config
         prompt_text = text  # the question as the prompt carries it (clipped when it overflows the window)
@@ -901,7 +922,7 @@ class Loom(Displayable):
         timings["rank"] = time.perf_counter() - rank_started
         pack_started = time.perf_counter()
         win = None
-        if budget is not None:
+        if budget is not None and window is None and model is None:
             plan = explicit_budget(int(budget), chosen)
         else:
             if window is None:
@@ -917,6 +938,8 @@ class Loom(Displayable):
                     window = config.default_window
             plan, prompt_text = fit_window(int(window), system_prompt=config.system_prompt, question=text,
                                            complexity=classification.complexity, config=config, mode=chosen)
+            if budget is not None:  # a budget and a window: the budget, within what the window leaves for context
+                plan = budget_within(plan, int(budget))
         packed = pack(self.graph, ranking, plan, mode=chosen, query_vector=query_vector, callback_available=callback,
                       config=config, excluded={row: exclude_reason for row in excluded_rows})
         messages = assemble_prompt(config.system_prompt, packed.context, prompt_text)

@@ -11,14 +11,15 @@ Size: the budget arithmetic, the packer, and the Packed result table it fills.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from functools import lru_cache
+import warnings
+from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 import numpy as np
 
 from .config import SIGNALS, LoomConfig
-from .budget import output_reservation, plan_window
+from .budget import BudgetOverWindowWarning, output_reservation, plan_window
 from .modes import MODES, Mode, choose_mode, get_mode  # noqa: F401  (modes live in core.modes; re-exported)
 from .prompt import (  # noqa: F401 - importable from here as before
     Block,
@@ -32,7 +33,7 @@ from .prompt import (  # noqa: F401 - importable from here as before
 )
 from .errors import StaleReferenceError
 from .graph import LoomGraph
-from .chunks import best_chunks, chunk_facts
+from .chunks import best_chunks, chunk_facts, query_terms
 from .rank import Ranking, semantic_floor
 from .tokens import count_tokens
 
@@ -78,7 +79,8 @@ class Budget:
     context: int
     mode_cap: int | None = None
     source: str = "window"
-    """"window": derived from a model window; "explicit": a context budget was given."""
+    """"window": derived from a model window; "explicit": a context budget was given (with
+    ``window`` set when it was given with a window, which bounds it)."""
     window_zones: dict[str, int] | None = None
     """Every zone of the window (:func:`loom_nb.core.budget.plan_window`), when derived from one."""
 
@@ -162,6 +164,33 @@ def fit_window(window: int, *, system_prompt: str, question: str, complexity: fl
     return plan, clipped
 
 
+def budget_within(plan: Budget, tokens: int) -> Budget:
+    """A context budget of ``tokens`` within a window's ``plan``: the window's zones, and
+    ``tokens`` of context, or what the window leaves for it when that is less (with a
+    :class:`~loom_nb.core.budget.BudgetOverWindowWarning`: a prompt over the window would
+    be cut by the server, from the front).
+
+    >>> import warnings
+    >>> plan = compute_budget(8192, system_prompt="", query="")
+    >>> budget_within(plan, 3000).context, budget_within(plan, 3000).window
+    (3000, 8192)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     budget_within(plan, 9000).context, len(caught)
+    (5723, 1)
+    """
+    if tokens < 0:
+        raise ValueError(f"budget must be >= 0 tokens, got {tokens}")
+    context = tokens
+    if tokens > plan.context:
+        warnings.warn(
+            f"a budget of {tokens:,} tokens is more than a {plan.window:,}-token window leaves for context "
+            f"({plan.context:,}, after the system prompt, the question and the answer's reservation): "
+            f"the context is cut to {plan.context:,}", BudgetOverWindowWarning, stacklevel=4)
+        context = plan.context
+    return replace(plan, context=context, manifest_reserved=min(manifest_fixed_tokens(), context), source="explicit")
+
+
 def explicit_budget(tokens: int, mode: Mode | None = None) -> Budget:
     """A context budget given directly (as evaluation does): manifest + evidence ≤ tokens."""
     if tokens < 0:
@@ -205,13 +234,16 @@ class Packed:
     """
 
     def __init__(self, *, blocks, manifest, context, context_tokens, budget, relevant_count, all_fit,
-                 graph, ranking, visited, skipped_left, lower_bounds, limit_reason, config):
+                 graph, ranking, visited, skipped_left, lower_bounds, limit_reason, config, filled=0):
         self.blocks: list[Block] = blocks
         self.manifest: str = manifest
         self.context: str = context
         self.context_tokens: int = context_tokens
         self.budget: Budget = budget
         self.relevant_count: int = relevant_count
+        """Relevant nodes, as the manifest counts them."""
+        self.filled: int = filled
+        """Nodes below the relevance floor loaded to fill the leftover budget (``LoomConfig.fill_leftover``)."""
         self.all_fit: bool = all_fit
         self._graph = graph
         self._ranking = ranking
@@ -368,6 +400,10 @@ class _Packer:
         self.covered: set[str] = set()
         self.used = 0
         self.filled = 0
+        self.held_back: list[int] = []
+        """Relevant rows the ``max_whole_share`` cap kept out, for the :meth:`second_pass`."""
+        self.in_place: dict[int, int] = {}
+        """Ranking row of a source whose summary was loaded in its place → the summary's row."""
         self.all_fit = self._all_fit()
 
     def _lower_bounds(self) -> np.ndarray:
@@ -427,14 +463,15 @@ class _Packer:
             self.visited[i] = Visit("manifest_only", f"stale: {exc}")
             return None
 
-    def next_candidate(self, position: int) -> int | None:
-        """The walk position of the next node whose cheapest form could fit (the ones passed
-        over are marked with the tokens that were left), or None when the walk is over."""
+    def next_candidate(self, position: int, end: int) -> int | None:
+        """The walk position (before ``end``) of the next node whose cheapest form could fit
+        (the ones passed over are marked with the tokens that were left), or None when there
+        is none."""
         left = self.allowance - self.used
         if self.limit is not None and len(self.blocks) >= self.limit:
-            self.skipped_left[self.walk[position:]] = -2
+            self.skipped_left[self.walk[position:end]] = -2
             return None
-        candidates = self.walk[position:]
+        candidates = self.walk[position:end]
         fits = np.flatnonzero(self.lower[candidates] <= left)
         if fits.size == 0:
             self.skipped_left[candidates] = left
@@ -449,6 +486,8 @@ class _Packer:
             return
         score, left, cost = float(self.ranking.scores[i]), self.allowance - self.used, self.cost_whole(i)
         too_big = node.tokens > self.config.large_node_tokens and cost > self.config.max_whole_share * self.allowance
+        if filling and not self.filled:  # the first filler brings the manifest's line on filler
+            cost += _filler_line_tokens()
         if (self.all_fit and not filling) or (not too_big and cost <= left):
             text = self.fresh_text(i, node.id)
             if text is not None:
@@ -461,76 +500,166 @@ class _Packer:
             return
         if filling:  # a node that is not relevant is loaded whole or not at all
             return
-        if node.tokens > self.config.large_node_tokens and (self.load_summary(i, node, score) or self.load_chunks(i, node, score)):
+        why: list[str] = []  # what kept its summary and its chunks out, in words
+        large = node.tokens > self.config.large_node_tokens
+        if large and (self.load_summary(i, node, score, why) or self.load_chunks(i, node, score, why)):
             return
-        reason = (f"needs {cost} tokens, {left} left" if cost > left
-                  else f"{node.tokens} tokens is over {self.config.max_whole_share:.0%} of the budget and has no summary or chunks")
-        self.visited[i] = Visit("manifest_only", reason)
+        share = int(self.config.max_whole_share * self.allowance)
+        whole = f"needs {cost} tokens, {left} left" if cost > left else f"needs {cost} tokens, more than {self.share_words} ({share})"
+        self.visited[i] = Visit("manifest_only", "; ".join([whole, *why]))
+        if large and (cost <= left or share < left):  # the share held it back: the second pass may load it
+            self.held_back.append(i)
 
-    def load_summary(self, i: int, node, score: float) -> bool:
-        """Load a large node's summary node in its place, if it has one that fits."""
+    @cached_property
+    def query_terms(self) -> frozenset[str]:
+        """The query's terms, analysed once for every large node's chunks."""
+        return query_terms(self.ranking.query)
+
+    @property
+    def share_words(self) -> str:
+        return f"{self.config.max_whole_share:.0%} of the budget"
+
+    def load_summary(self, i: int, node, score: float, why: list[str]) -> bool:
+        """Load a large node's summary node in its place, if it has one that fits (else say
+        why not in ``why``)."""
         summary_id = self.graph.summary_of(node.id)
         if summary_id is None or summary_id in self.covered:
+            why.append("no summary" if summary_id is None else f"its summary {summary_id} is loaded already")
             return False
         summary = self.graph.node(summary_id)
         label = f"{node.title} (summary)"
         cost = summary.tokens + self.frame_cost(node.id, label, node.type, score)
         text = self.fresh_text(i, summary_id) if cost <= self.allowance - self.used else None
         if text is None:
+            why.append(f"its summary {summary_id} needs {cost} tokens" if cost > self.allowance - self.used
+                       else f"its summary {summary_id} changed since indexing")
             return False
         self.add_block(i, label, text, "summary", f"{node.tokens} tokens is large; loaded its summary {summary_id}", cost)
         self.covered.add(summary_id)
         if summary_id in self.graph.content_vectors.index:
-            self.visited[self.ranking.row(summary_id)] = Visit("summary", f"loaded in place of {node.id}")
+            self.in_place[i] = self.ranking.row(summary_id)
+            self.visited[self.in_place[i]] = Visit("summary", f"loaded in place of {node.id}")
         return True
 
-    def load_chunks(self, i: int, node, score: float) -> bool:
-        """Load a large node's most relevant chunks that fit its share of the budget."""
+    def load_chunks(self, i: int, node, score: float, why: list[str], second_pass: bool = False) -> bool:
+        """Load a large node's most relevant chunks that fit its share of the budget (else say
+        why not in ``why``); in the :meth:`second_pass`, that fit what is left."""
         vectors = self.graph.chunk_vectors.get(node.id)
         if vectors is None or not len(node.chunks):
+            why.append("no chunks")
             return False
         longest = f"{node.title} ({len(node.chunks)} of {len(node.chunks)} chunks)"
         frame = self.frame_cost(node.id, longest, node.type, score)
-        allowance = min(self.allowance - self.used, int(self.config.max_whole_share * self.allowance)) - frame
+        left, share = self.allowance - self.used, int(self.config.max_whole_share * self.allowance)
+        share = left if second_pass else share
         text = self.fresh_text(i, node.id)
         if text is None:
             return True  # stale: the decision is recorded
         facts = chunk_facts(text, node.chunks, key=node.sha256)
-        spans, used = best_chunks(node.chunks, vectors, self.query_vector, text, allowance, self.ranking.query, facts)
+        spans, used = best_chunks(node.chunks, vectors, self.query_vector, text, min(left, share) - frame, facts=facts,
+                                  wanted=self.query_terms)
         if not spans:
+            cheapest = int(facts.costs.min()) + frame
+            which = "its one chunk" if len(node.chunks) == 1 else "its cheapest chunk"
+            limit = f"{share} it may take ({self.share_words})" if share < left else f"{left} left"
+            why.append(f"{which} needs {cheapest} tokens, more than the {limit}")
             return False
         label = f"{node.title} ({len(spans)} of {len(node.chunks)} chunks)"
         body = "\n…\n".join(text[s:e] for s, e in spans)
-        self.add_block(i, label, body, "chunk", f"{node.tokens} tokens is large; loaded its {len(spans)} most relevant chunks", used + frame, spans)
+        if not second_pass and share < left and len(spans) < len(node.chunks):  # the share held chunks back
+            self.held_back.append(i)
+        reason = f"{node.tokens} tokens is large; loaded its {len(spans)} most relevant chunks"
+        reason += f" ({used + frame} tokens) in a second pass, with budget nothing else wanted" if second_pass else ""
+        self.add_block(i, label, body, "chunk", reason, used + frame, spans)
         return True
 
+    def second_pass(self) -> None:
+        """After the relevant nodes: those that only the ``max_whole_share`` cap kept out, or
+        kept to fewer chunks, take the budget nothing else wanted, in walk order (best score
+        first): each whole if it fits what is left (with what its chunks took), else as its
+        most relevant chunks that do, in its place among the blocks. The cap is there so one
+        large node does not crowd out the others; once they are placed it has nothing left
+        to protect."""
+        for i in self.held_back:
+            if self.limit is not None and len(self.blocks) >= self.limit and self.visited[i].decision != "chunk":
+                continue
+            node, score = self.graph.node(self.ids[i]), float(self.ranking.scores[i])
+            earlier = self.visited[i]
+            place = next((k for k, b in enumerate(self.blocks) if b.node_id == node.id), len(self.blocks))
+            if earlier.decision == "chunk":  # its chunks go back, for the whole node or more chunks
+                block = self.blocks.pop(place)
+                self.used -= earlier.tokens
+            left, cost = self.allowance - self.used, self.cost_whole(i)
+            text = self.fresh_text(i, node.id) if cost <= left else None
+            if text is not None:
+                self.add_block(i, node.title, text, "loaded", f"score {score:.2f}; over {self.share_words}, loaded whole "
+                               f"in a second pass, with budget nothing else wanted ({cost} of {left} tokens left)", cost)
+            elif not self.load_chunks(i, node, score, [], second_pass=True) and earlier.decision == "chunk":
+                self.blocks.append(block)  # cannot happen (its chunks still fit), but never lose them
+                self.used += earlier.tokens
+                self.visited[i] = earlier
+            if len(self.blocks) > place and self.blocks[-1].node_id == node.id:
+                self.blocks.insert(place, self.blocks.pop())
+            if self.visited[i].spans == earlier.spans and earlier.decision == "chunk":  # the same chunks: as it was
+                self.visited[i] = earlier
+
     def run(self, callback_available: bool) -> Packed:
-        position = self.next_candidate(0) if self.walk.size else None
-        while position is not None:
-            self.visit(int(self.walk[position]), filling=position + 1 > self.relevant_count)
-            position = self.next_candidate(position + 1) if position + 1 < self.walk.size else None
+        """The relevant nodes, the :meth:`second_pass`, then (when filling) the others."""
+        self.walk_over(0, self.relevant_count)
+        self.second_pass()
+        self.walk_over(self.relevant_count, self.walk.size)
         return self.render(callback_available)
+
+    def walk_over(self, start: int, end: int) -> None:
+        """Visit the walk's nodes from ``start`` to ``end`` whose cheapest form could fit."""
+        position = self.next_candidate(start, end) if start < end else None
+        while position is not None:
+            self.visit(int(self.walk[position]), filling=position >= self.relevant_count)
+            position = self.next_candidate(position + 1, end) if position + 1 < end else None
+
+    def header(self, blocks: list[Block]) -> tuple[int, int, int]:
+        """The manifest's counts: relevant nodes, how many of them are not loaded, and the
+        nodes below the floor loaded to fill the leftover budget (counted apart: they are
+        not relevant). A relevant summary loaded in its source's place is in the context as
+        its source's block, so it is neither counted nor missing."""
+        relevant = self.ranking.relevant
+        in_place = sum(1 for s in self.in_place.values() if relevant[s])
+        filler = sum(1 for b in blocks if not relevant[self.ranking.row(b.node_id)])
+        total = self.relevant_count - in_place
+        return total, total - (len(blocks) - filler), filler
+
+    def drop(self, block: Block) -> None:
+        """Take a block out again (the rendered context was over budget), with its summary row."""
+        row = self.ranking.row(block.node_id)
+        self.visited[row] = Visit("manifest_only", "dropped: rendered context over budget")
+        summary = self.in_place.pop(row, None)
+        if summary is not None:
+            self.visited[summary] = Visit("manifest_only", f"dropped with {block.node_id}: rendered context over budget")
 
     def render(self, callback_available: bool) -> Packed:
         """The context from the blocks, dropping the lowest-scored until the real count fits:
         BPE merges across block boundaries can differ from the sum of parts."""
-        relevant_count = self.relevant_count + self.filled  # what fills the budget counts as relevant in the manifest
         blocks = self.blocks
-        context = render_context(blocks, relevant_count, relevant_count - len(blocks), callback_available)
+
+        def context_of(blocks: list[Block]) -> str:
+            relevant, not_loaded, filler = self.header(blocks)
+            return render_context(blocks, relevant, not_loaded, callback_available, filler)
+
+        context = context_of(blocks)
         context_tokens = count_tokens(context)
         while context_tokens > self.budget.context and blocks:
-            dropped = blocks.pop()
-            self.visited[self.ranking.row(dropped.node_id)] = Visit("manifest_only", "dropped: rendered context over budget")
-            context = render_context(blocks, relevant_count, relevant_count - len(blocks), callback_available)
+            self.drop(blocks.pop())
+            context = context_of(blocks)
             context_tokens = count_tokens(context)
-        manifest = render_manifest([b.line for b in blocks], relevant_count, relevant_count - len(blocks), callback_available)
+        relevant_count, not_loaded, filler = self.header(blocks)
+        manifest = render_manifest([b.line for b in blocks], relevant_count, not_loaded, callback_available, filler)
         if context_tokens > self.budget.context:  # not even the header fits: send no context at all
             context, context_tokens = "", 0
         return Packed(
             blocks=blocks, manifest=manifest, context=context, context_tokens=context_tokens, budget=self.budget,
             relevant_count=relevant_count, all_fit=self.all_fit, graph=self.graph, ranking=self.ranking,
             visited=self.visited, skipped_left=self.skipped_left, lower_bounds=self.lower, limit_reason=self.limit_reason,
-            config=self.config,
+            config=self.config, filled=filler,
         )
 
 
@@ -553,10 +682,12 @@ def pack(
        longer fits stays in the manifest (*manifest_only*) and smaller ones may still fit.
     4. A node over ``large_node_tokens`` that would take more than ``max_whole_share`` of
        the budget goes in as its *summary* node if one exists, else as its most relevant
-       *chunks*, else only in the manifest.
+       *chunks*, else only in the manifest. After the relevant nodes, a second pass gives
+       what is left to those the share held back (whole, else more chunks), best first.
     5. With ``config.fill_leftover`` (FUSED mode only: BARE and FAST are capped on
        purpose), budget still left after the relevant nodes is filled with the nodes below
-       the floor, in score order, each whole if it fits; the others stay *excluded*.
+       the floor, in score order, each whole if it fits; the others stay *excluded*. The
+       manifest counts them on a line of their own, not as relevant nodes.
 
     Only nodes whose cheapest form could still fit are looked at one by one; the rest are
     skipped with numpy, so the cost grows with what is loaded, not with the graph.
@@ -572,6 +703,12 @@ _MIN_FRAME: int | None = None
 def _block_frame_tokens(node_id: str) -> int:
     """Tokens of an evidence block's delimiters around an empty body (they hold only the id)."""
     return count_tokens(_render_block(node_id, ""))
+
+
+@lru_cache(maxsize=1)
+def _filler_line_tokens() -> int:
+    """Tokens of the manifest's line on nodes loaded to fill the leftover budget."""
+    return count_tokens(render_manifest([], 0, 0, False, 99).split("\n")[1]) + 1
 
 
 def _min_frame_tokens() -> int:

@@ -55,9 +55,15 @@ EVIDENCE_PREAMBLE = (
 )
 
 
-def render_manifest(lines: list[str], relevant: int, not_loaded: int, callback: bool) -> str:
-    """The §6.3 header: what is loaded, how much relevant context was left out."""
-    head = [f"[Context loaded: {len(lines)} of {relevant} relevant nodes]"]
+def render_manifest(lines: list[str], relevant: int, not_loaded: int, callback: bool, filler: int = 0) -> str:
+    """The §6.3 header: what is loaded, how much relevant context was left out.
+
+    ``filler`` of the ``lines`` are nodes below the relevance floor loaded only to use the
+    budget left over (``LoomConfig.fill_leftover``): they have a line of their own and are
+    not counted as relevant."""
+    head = [f"[Context loaded: {len(lines) - filler} of {relevant} relevant nodes]"]
+    if filler:
+        head.append(f"[Context also loaded to fill the leftover budget: {filler} nodes below the relevance floor]")
     tail = [
         f"[Additional context available but not loaded: {not_loaded} nodes]",
         f"[Callback retrieval: {'available' if callback else 'not available'}]",
@@ -65,8 +71,8 @@ def render_manifest(lines: list[str], relevant: int, not_loaded: int, callback: 
     return "\n".join(head + lines + tail)
 
 
-def render_context(blocks: list[Block], relevant: int, not_loaded: int, callback: bool) -> str:
-    manifest = render_manifest([b.line for b in blocks], relevant, not_loaded, callback)
+def render_context(blocks: list[Block], relevant: int, not_loaded: int, callback: bool, filler: int = 0) -> str:
+    manifest = render_manifest([b.line for b in blocks], relevant, not_loaded, callback, filler)
     if not blocks:
         return manifest
     body = "\n\n".join(_render_block(b.node_id, b.text) for b in blocks)

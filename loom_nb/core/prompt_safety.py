@@ -42,12 +42,20 @@ _STRUCTURE = (
     r"|\[[ \t]*+(?i:node|context|additional[ \t]+context|callback)\b"  # a manifest line
     r"|(?i:question|now[ \t]+answer|available[ \t]+on[ \t]+request)[ \t]*+:)"  # a question; a chat turn's offer list
 )
-_AT_START = re.compile(_LEAD + _STRUCTURE)
+_ROLE = (
+    r"[\t \x1f\xa0\xad\u1680\u180e\u2000-\u200f\u202a-\u202f\u205f-\u2064\u3000\ufeff\\]*+"
+    r"\#{3}[ \t]*+(?i:system|user|assistant|tool)[ \t]*+(?=[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|\Z)"
+)
+# A role header of QueryResult.prompt ("### system", "### user" on a line of its own): the
+# prompt as text puts each message under one, so a body line that reads as one would add a
+# message for whoever reads the prompt back. Markdown's "#" is part of this marker, so it
+# has its own lead (blanks, invisible characters and earlier escapes only).
+_AT_START = re.compile(f"(?:{_LEAD}{_STRUCTURE}|{_ROLE})")
 # One pass over the line starts finds a marker line: "\n" is a literal first character, so
 # the regex engine skips from one line start to the next, and most lines fail at _FIRST.
 _FIRST = r"(?=[-\[qQnNaA])"  # what every marker starts with: most lines fail on this one test
-_AFTER_NEWLINE = re.compile(r"\n" + _LEAD + _FIRST + _STRUCTURE)
-_AFTER_NEWLINE_ASCII = re.compile(r"\n" + _LEAD_ASCII + _FIRST + _STRUCTURE)  # the same on ASCII text, faster
+_AFTER_NEWLINE = re.compile(r"\n" + f"(?:{_LEAD}{_FIRST}{_STRUCTURE}|{_ROLE})")
+_AFTER_NEWLINE_ASCII = re.compile(r"\n" + f"(?:{_LEAD_ASCII}{_FIRST}{_STRUCTURE}|{_ROLE})")  # the same on ASCII text, faster
 
 _LOAD = re.compile(r"\[(?=\\*\[load:)")  # "[[load: id]]", exactly as loom_nb.chat.session.MARKER reads it
 _ESCAPED_LOAD = re.compile(r"\[\\(?=\\*\[load:)")
@@ -74,8 +82,9 @@ def escape_evidence(text: str) -> str:
 
     A line is escaped when, after blanks, markdown marks and earlier escapes, it starts
     like a block marker (``--- [``, ``--- end``), a manifest line (``[Node``,
-    ``[Context``, ``[Additional context``, ``[Callback``) or a question (``Question:``,
-    ``Now answer:``, ``Available on request:``), in any case, after any line break
+    ``[Context``, ``[Additional context``, ``[Callback``), a question (``Question:``,
+    ``Now answer:``, ``Available on request:``), or is a role header of the prompt as text
+    (``### system``, ``### user``, ``### assistant``, ``### tool``), in any case, after any line break
     :meth:`str.splitlines` knows. A load marker ``[[load: id]]`` anywhere in a line is
     broken as ``[\\[load: id]]``, so a model that echoes the evidence asks for nothing (the
     chat session reads only that exact form).
