@@ -544,3 +544,15 @@ def test_wrong_values_in_chat_json_fail_the_open_not_a_later_turn(tmp_path, chan
     (folder / CHAT_FILE).write_text(json.dumps(data))
     with pytest.raises(SessionFormatError, match=says):
         Session.open(folder, embedder=HashingEmbedder())
+
+
+def test_a_turn_goes_on_when_a_node_its_history_names_was_removed():
+    """The history excludes the nodes its messages name; one removed since (by hand, or by a
+    refresh) is no longer in the graph, and a query refuses to exclude an unknown id."""
+    loom = make_loom()
+    with OllamaStandIn(answers=["The gateway presents the token twice.", "Yes, the retry."]) as server:
+        session = session_for(server, loom)
+        (node_id,) = session.send("What presents the token twice?").answer_nodes
+        loom.graph.remove(node_id)
+        second = session.send("Is that the retry?")
+    assert second.answer == "Yes, the retry." and node_id not in loom.graph

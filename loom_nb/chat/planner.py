@@ -183,7 +183,8 @@ def plan_turn(
         context_budget, reserve = plan.context, plan.available_reserve
     else:
         context_budget, reserve = int(budget), (min(shares.available_max, int(budget) // 10) if callbacks_on else 0)
-    in_history = [n for m in kept for n in m.node_ids] + list(summary_ids)
+    # a node a message names may have gone since (removed, or dropped by a refresh): nothing to exclude then
+    in_history = [n for n in [n for m in kept for n in m.node_ids] + list(summary_ids) if n in loom.graph]
     result = loom.query(
         query, budget=context_budget, record=record, callback=callbacks_on, mode=mode,
         exclude=list(exclude) + in_history, exclude_reason="already in this turn's messages (query or history)",
