@@ -331,6 +331,36 @@ def test_a_refresh_reads_what_git_cannot_see_into(tmp_path):
     assert loom.graph.metadata["workspace"]["dirty"] == ["real.py"]  # the git_dirty signal: the edited file, not the link
 
 
+@pytest.mark.parametrize("ignored_by, indexed_root, options", [
+    (".gitignore above the indexed folder", "src", {}),
+    ("a file re-included by extra_ignores", ".", {"extra_ignores": ["!local_settings.py"]}),
+])
+def test_a_refresh_reads_the_edits_of_a_file_git_ignores(tmp_path, ignored_by, indexed_root, options):
+    # git status never names an ignored file, so "not dirty" said nothing about it: it was
+    # recorded clean at the first index and skipped before its size and mtime were compared
+    repo = tmp_path / "repo"
+    make_workspace(repo, {"src/main.py": "def main():\n    return 1\n",
+                          "src/local_settings.py": "def tuning_value():\n    return 'alpha_original'\n",
+                          ".gitignore": "src/local_settings.py\n" if indexed_root == "src" else "local_settings.py\n"})
+    (repo / "src/link.py").symlink_to("main.py")  # in a sub-folder too, git names its edits under the target's path
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "initial")
+    root = repo / indexed_root
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(root, progress=False, **options)
+    (repo / "src/local_settings.py").write_text("def tuning_value():\n    return 'beta_edited_later'\n")
+    (repo / "src/main.py").write_text("def main():\n    return 2\n")
+    git(repo, "commit", "-q", "-am", "edit main")
+    report = loom.index(root, progress=False, **options)
+    assert report.git
+    texts = {node.title.split(":")[0].removeprefix("src/"): loom.text(node.id) for node in loom.graph.content_nodes()}
+    assert "beta_edited_later" in texts["local_settings.py"]
+    assert "return 2" in texts["link.py"]
+    assert not [row for row in loom.query("tuning_value main", budget=2000).table if row.reason.startswith("stale")]
+    assert loom.index(root, progress=False, **options).files_indexed == 0  # and then unchanged, by size and mtime
+
+
 def test_a_refresh_draws_the_edges_a_fresh_index_draws(tmp_path):
     # the preamble holds the file's imports: one added inside a function leaves its text as it
     # was, and the refresh kept the node with the old imports (no edge to plugins.py)
