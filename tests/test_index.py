@@ -361,6 +361,96 @@ def test_a_refresh_reads_the_edits_of_a_file_git_ignores(tmp_path, ignored_by, i
     assert loom.index(root, progress=False, **options).files_indexed == 0  # and then unchanged, by size and mtime
 
 
+class FailingEmbedder(HashingEmbedder):
+    """Hashing vectors, until ``fail`` is set: then the next call raises it."""
+
+    fail: BaseException | None = None
+
+    def embed(self, texts):
+        if self.fail is not None:
+            raise self.fail
+        return super().embed(texts)
+
+
+def _by_file(loom) -> dict[str, list[tuple[int, int]]]:
+    """Each file's reference nodes, by their line ranges (a unit indexed twice shows twice)."""
+    found: dict[str, list[tuple[int, int]]] = {}
+    for node in loom.graph.content_nodes():
+        if node.reference is not None:
+            found.setdefault(node.reference.file, []).append(tuple(node.reference.lines))
+    return {path: sorted(lines) for path, lines in found.items()}
+
+
+def _grow(workspace):
+    path = workspace / "app/tokens.py"
+    path.write_text(path.read_text() + "\n\ndef revoke(store):\n    return None\n")
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("embedder down"), KeyboardInterrupt()])
+def test_a_refresh_that_fails_to_embed_changes_nothing_and_its_retry_adds_each_unit_once(workspace, failure):
+    # the failed refresh had popped the file's entry, and the retry added its units again
+    embedder = FailingEmbedder()
+    loom = Loom(embedder=embedder)
+    loom.index(workspace, progress=False)
+    files_before = {path: dict(entry) for path, entry in loom.graph.metadata["workspace"]["files"].items()}
+    nodes_before = len(loom.graph.content_vectors)
+    _grow(workspace)
+    embedder.fail = failure
+    with pytest.raises(type(failure)):
+        loom.index(workspace, progress=False, wait=True)
+    assert loom.graph.metadata["workspace"]["files"] == files_before and len(loom.graph.content_vectors) == nodes_before
+    embedder.fail = None
+    report = loom.index(workspace, progress=False, wait=True)
+    assert report.nodes_added == 1 and report.nodes_removed == 0
+    fresh = Loom(embedder=HashingEmbedder())
+    fresh.index(workspace, progress=False)
+    assert _by_file(loom) == _by_file(fresh)
+
+
+@pytest.mark.parametrize("wait", [True, False])
+def test_a_refresh_interrupted_while_it_changes_the_graph_is_redone_by_the_next_after_a_save(workspace, tmp_path, monkeypatch, wait):
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    path = workspace / "app/tokens.py"
+    path.write_text("# a line above moves every unit\n" + path.read_text() + "\n\ndef revoke(store):\n    return None\n")
+    (workspace / "notes.txt").unlink()
+    real_add, calls = loom.graph.add_content, []
+
+    def add_then_stop(*args, **kwargs):  # Ctrl-C after the first new node, with the old ones moved
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(1)
+        return real_add(*args, **kwargs)
+
+    monkeypatch.setattr(loom.graph, "add_content", add_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        loom.index(workspace, progress=False, wait=wait)
+    monkeypatch.undo()
+    loom.save()
+    again = Loom.open(tmp_path / "session", embedder=HashingEmbedder())
+    again.index(workspace, progress=False, wait=True)
+    fresh = Loom(embedder=HashingEmbedder())
+    fresh.index(workspace, progress=False)
+    assert _by_file(again) == _by_file(fresh)
+    named = {n for entry in again.graph.metadata["workspace"]["files"].values() for n in entry["nodes"]}
+    assert named == set(again.graph.content_vectors.ids)
+    assert again.wait() and not again.graph.pending_vectors
+
+
+def test_a_refresh_removes_reference_nodes_no_file_entry_names(workspace):
+    # a session damaged before refreshes committed their entries at the end: a file's entry
+    # was dropped while its nodes stayed, and the retry added them again beside the old ones
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    expected = _by_file(loom)
+    pasted = loom.add("a pasted note about tokens").nodes[0].id
+    del loom.graph.metadata["workspace"]["files"]["app/tokens.py"]
+    report = loom.index(workspace, progress=False)
+    assert report.nodes_removed == report.nodes_added == len(expected["app/tokens.py"])
+    assert {path: lines for path, lines in _by_file(loom).items()} == expected
+    assert pasted in loom.graph  # only the indexer's nodes are its to remove
+
+
 def test_a_refresh_draws_the_edges_a_fresh_index_draws(tmp_path):
     # the preamble holds the file's imports: one added inside a function leaves its text as it
     # was, and the refresh kept the node with the old imports (no edge to plugins.py)
