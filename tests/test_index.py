@@ -1,6 +1,7 @@
 """Indexing a workspace: reference nodes, structure edges, freshness, refresh."""
 
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -449,6 +450,69 @@ def test_a_refresh_removes_reference_nodes_no_file_entry_names(workspace):
     assert report.nodes_removed == report.nodes_added == len(expected["app/tokens.py"])
     assert {path: lines for path, lines in _by_file(loom).items()} == expected
     assert pasted in loom.graph  # only the indexer's nodes are its to remove
+
+
+class HeldEmbedder(HashingEmbedder):
+    """Hashing vectors; its first call waits for ``release`` (a refresh held in its embed step)."""
+
+    def __init__(self):
+        super().__init__()
+        self.entered, self.release, self.calls = threading.Event(), threading.Event(), 0
+
+    def embed(self, texts):
+        self.calls += 1
+        if self.calls == 1:
+            self.entered.set()
+            assert self.release.wait(30)
+        return super().embed(texts)
+
+
+class Announced:
+    """The loom's refresh lock, saying when another thread asks for it."""
+
+    def __init__(self, lock, asked: threading.Event):
+        self.lock, self.asked = lock, asked
+
+    def __enter__(self):
+        self.asked.set()
+        return self.lock.__enter__()
+
+    def __exit__(self, *exc):
+        return self.lock.__exit__(*exc)
+
+
+@pytest.mark.parametrize("second", ["save", "index"])
+def test_a_save_or_a_second_refresh_waits_for_the_running_refresh(workspace, tmp_path, second):
+    # a save beside a refresh wrote the session half refreshed, and two refreshes at once
+    # each added the units of the file both found changed
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    loom.save()
+    loom.embedder.inner = held = HeldEmbedder()
+    _grow(workspace)
+    first = threading.Thread(target=loom.index, args=(workspace,), kwargs={"progress": False, "wait": True})
+    first.start()
+    assert held.entered.wait(30)  # the refresh is in its embed step, holding the lock
+    asked = threading.Event()  # set when the second asks for the lock, or (without one) has finished
+    loom._refresh_lock = Announced(getattr(loom, "_refresh_lock", threading.RLock()), asked)
+
+    def run_second():
+        loom.save() if second == "save" else loom.index(workspace, progress=False, wait=True)
+        asked.set()
+
+    other = threading.Thread(target=run_second)
+    other.start()
+    assert asked.wait(30)
+    held.release.set()
+    first.join(30)
+    other.join(30)
+    if second == "save":
+        loom = Loom.open(tmp_path / "session", embedder=HashingEmbedder())
+    fresh = Loom(embedder=HashingEmbedder())
+    fresh.index(workspace, progress=False)
+    assert _by_file(loom) == _by_file(fresh)  # the save wrote the refreshed session, and once each
+    named = {n for entry in loom.graph.metadata["workspace"]["files"].values() for n in entry["nodes"]}
+    assert named == set(loom.graph.content_vectors.ids)
 
 
 def test_a_refresh_draws_the_edges_a_fresh_index_draws(tmp_path):
