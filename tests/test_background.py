@@ -97,6 +97,21 @@ def test_a_failed_fill_is_reported_and_leaves_its_units_pending(workspace, tmp_p
     assert resumed.wait(timeout=20) and resumed.embedded_share == 1.0
 
 
+def test_a_failed_fill_is_reported_once(workspace, tmp_path):
+    # the error was raised again by every later wait() and index() of the session
+    embedder = GatedEmbedder()
+    embedder.fail = True
+    embedder.gate.set()
+    loom = Loom(tmp_path / "s", embedder=embedder)
+    loom.index(workspace, progress=False, wait=False)
+    with pytest.raises(LoomError, match="the model went away"):
+        loom.wait(timeout=20)
+    assert loom.wait(timeout=20) is False  # reported; its units are still pending
+    report = loom.index(workspace, progress=False, wait=True)
+    assert report.files_unchanged == report.files_seen
+    assert loom.graph.pending_vectors
+
+
 def test_nodes_added_during_a_fill_keep_their_vectors(workspace, tmp_path):
     embedder = GatedEmbedder()
     loom = Loom(tmp_path / "s", embedder=embedder)

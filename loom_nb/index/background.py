@@ -130,12 +130,16 @@ class VectorFill:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the fill ends (or ``timeout`` seconds pass); True when it ended.
-        A fill that failed raises here, its units still pending."""
+        A fill that failed raises here once, its units still pending; later calls return
+        True (it has ended). Raising it on every call made each later ``index()`` and
+        ``wait()`` of the session fail with an error from the past, and never refill."""
         if self._thread.ident is not None:
             self._thread.join(timeout)
-        if self.error is not None:
+        error, self.error = self.error, None
+        if error is not None:
             raise LoomError(f"embedding in the background stopped after {self.done} of {self.total} units: "
-                            f"{self.error}; the rest stay pending (saved with the session, resumed at the next open)") from self.error
+                            f"{error}; the rest stay pending (saved with the session; the next index() or open "
+                            "embeds them)") from error
         return not self._thread.is_alive()
 
     def stop(self) -> None:
