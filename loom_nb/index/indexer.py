@@ -28,7 +28,7 @@ from ..core.chunks import chunk_spans
 from ..core.tokens import count_tokens_many, truncate_to_tokens
 from .git import changed_since, dirty_files, head_commit
 from .symbols import outline
-from .background import BACKGROUND_ABOVE, FillJob, VectorFill
+from .background import BACKGROUND_ABOVE, FillJob, VectorFill, jobs_for_pending, rebuild_due
 from .structure import MAX_SHARED_DEFINITIONS, link_structure, resolve_import, structure_edges  # noqa: F401 - importable from here as before
 from .units import EMBED_TOKENS, Unit, file_units, window_units
 from .notebooks import cells_units, is_percent_script, percent_units
@@ -432,8 +432,14 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
             "nodes": ids,
         }
 
-    if jobs:  # before the entries name them: a retry never keeps a node without its vector
-        graph.metadata["pending_vectors"] = [job.node_id for job in jobs]
+    # units left pending before this run (a fill that failed or was stopped, an open that could
+    # not read them) stay listed beside this run's, before the entries name them: a retry never
+    # keeps a node without its vector
+    left = [node_id for node_id in graph.pending_vectors if node_id in graph]
+    if left or jobs:
+        graph.metadata["pending_vectors"] = left + [job.node_id for job in jobs]
+    else:
+        graph.metadata.pop("pending_vectors", None)
     # the edges are worked out without the lock and swapped in under it: a query on another
     # thread (a chat's background indexer, the warm-up ranking an open starts) reads the edges
     # and compacts the lexical index itself, and two compactions at once left its row and
@@ -450,9 +456,15 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     state["max_file_bytes"], state["max_notebook_bytes"] = limits.max_file_bytes, limits.max_notebook_bytes
     state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh
     graph.metadata["workspace"] = state
-    if jobs:
-        report.vectors_pending = len(jobs)
-        loom._fill = VectorFill(graph, loom.embedder, jobs, rebuild=rebuild, progress=progress).start()
+    # and this run's fill embeds them too: they kept zero vectors for the rest of the session
+    resumed = jobs_for_pending(graph, left) if left else []
+    if jobs or resumed:
+        report.vectors_pending = len(jobs) + len(resumed)
+        rebuild = rebuild or (bool(resumed) and rebuild_due(graph, len(left)))
+        loom._fill = VectorFill(graph, loom.embedder, jobs + resumed, rebuild=rebuild, progress=progress).start()
+        if wait:  # embedded before it returns, as asked
+            loom._fill.wait()
+            report.vectors_pending = len(graph.pending_vectors)
     elif rebuild:
         rebuild_concepts(graph)
     report.concepts = len(graph.concept_vectors)
