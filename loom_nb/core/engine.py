@@ -503,7 +503,9 @@ class Loom(Displayable):
             self.folder = Path(folder)
         if self.folder is None:
             raise LoomError("this session has no folder yet: call save(folder)")
-        with self._refresh_lock, self.graph.lock:  # never half of a refresh, nor of a background batch
+        # the folder's lock before the graph's: a save waiting up to 30 s for another writer
+        # held the graph's lock meanwhile, and every query of this session waited with it
+        with self._refresh_lock, session_lock(self.folder), self.graph.lock:  # never half of a refresh, nor of a background batch
             path = save_graph(self.graph, self.folder, cache_items=list(self.embedder.items()), scores=self.last_scores,
                               vectors=self.vectors)
         if self.graph.workspace is not None:  # set only by index() or a confirmed open
