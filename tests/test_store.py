@@ -361,6 +361,32 @@ def test_embedding_cache_survives_a_reopen(tmp_path):
     assert again.embedder.hits == 1
 
 
+def test_an_open_overtaken_by_a_save_reads_the_cache_of_the_new_generation(tmp_path, monkeypatch, caplog):
+    # the graph was read at one generation, a save committed the next and removed the first
+    # one's cache before the open read it: the cache was lost, with a warning of a damaged file
+    import loom_nb.core.engine as engine
+
+    loom = Loom(tmp_path, embedder=HashingEmbedder())
+    loom.add("the same text")
+    loom.save()
+    real_load_graph = engine.load_graph
+
+    def overtaken(*args, **kwargs):
+        loaded = real_load_graph(*args, **kwargs)
+        monkeypatch.setattr(engine, "load_graph", real_load_graph)
+        writer = Loom.open(tmp_path, embedder=HashingEmbedder())
+        writer.add("a writer's note")
+        writer.save()  # commits the next generation, removes this one's files
+        return loaded
+
+    monkeypatch.setattr(engine, "load_graph", overtaken)
+    again = Loom.open(tmp_path, embedder=HashingEmbedder())
+    assert "embedding cache" not in caplog.text
+    assert again.embedder.hits == 0 and len(list(again.embedder.items())) >= 2
+    again.query("the same text", budget=100)
+    assert again.embedder.hits == 1
+
+
 def test_lexical_index_and_paths_round_trip(tmp_path):
     from test_rank import lexical_graph
 

@@ -912,13 +912,40 @@ def _load_lexical(folder: Path, name: str | None, n_content: int) -> LexicalInde
 
 
 def load_cache(folder: str | Path, doc: dict[str, Any]) -> tuple[list[str], np.ndarray] | None:
-    """The saved embedding cache (keys, vectors), or ``None``; a damaged cache is skipped."""
-    name = doc.get("vectors", {}).get("cache")
-    if not name:
-        return None
+    """The saved embedding cache (keys, vectors), or ``None``; a damaged cache is skipped.
+
+    Read after :func:`load_graph`, without a lock: a save that commits meanwhile removes the
+    cache of ``doc``'s generation. Then the cache of the generation that replaced it is read
+    (it maps texts to the same model's vectors: any generation's will do); an open racing a
+    save lost its cache, warned of an unreadable file."""
+    folder = Path(folder)
+    for attempt in range(LOAD_TRIES):
+        name = doc.get("vectors", {}).get("cache")
+        if not name:
+            return None
+        try:
+            with np.load(folder / name, allow_pickle=False) as data:
+                return [str(k) for k in data["keys"]], data["vectors"].astype(np.float32)
+        except FileNotFoundError:
+            newer = _moved_on(folder, doc)
+            if newer is None or attempt == LOAD_TRIES - 1:
+                log.warning("embedding cache %s is missing; starting with an empty cache", name)
+                return None
+            doc = newer
+        except Exception as exc:  # the cache only saves time: never fail a load over it
+            log.warning("embedding cache %s unreadable (%s); starting with an empty cache", name, exc)
+            return None
+    return None  # pragma: no cover - the loop returns
+
+
+def _moved_on(folder: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The committed graph.json when a save replaced ``doc``'s generation since (same model),
+    else None."""
     try:
-        with np.load(Path(folder) / name, allow_pickle=False) as data:
-            return [str(k) for k in data["keys"]], data["vectors"].astype(np.float32)
-    except Exception as exc:  # the cache only saves time: never fail a load over it
-        log.warning("embedding cache %s unreadable (%s); starting with an empty cache", name, exc)
+        newer = read_document(folder)
+    except LoomError:
         return None
+    model = (doc.get("embedding") or {}).get("model")
+    if newer.get("generation") == doc.get("generation") or (newer.get("embedding") or {}).get("model") != model:
+        return None
+    return newer
