@@ -79,6 +79,26 @@ def test_resave_replaces_generation_and_removes_old_files(tmp_path):
     assert load_graph(tmp_path)[0] == g
 
 
+def test_a_save_removes_the_files_of_older_saves_that_were_killed_before_they_committed(tmp_path):
+    # each kill -9 during a save left its vector files (and temporary files) for good
+    loom = Loom(tmp_path, embedder=HashingEmbedder())
+    loom.add("oauth refresh tokens rotate on every use")
+    loom.save()  # generation 1
+    emb = tmp_path / "embeddings"
+    killed = ["content.g2.npy", "concepts.g2.npy", "lexical.g2.npz", "seal.g2.txt", ".cache.g2.npz.k3x_9q.tmp"]
+    kept = ["notes.txt", "content.g2.npy.bak", "mine.npy", ".hidden"]
+    for name in killed + kept:
+        (emb / name).write_bytes(b"left by a killed save")
+    loom.add("a second note")
+    loom.save()  # generation 3: above every file present
+    assert json.loads((tmp_path / GRAPH_FILE).read_text())["generation"] == 3
+    left = sorted(p.name for p in emb.iterdir())
+    assert not set(killed) & set(left) and set(kept) <= set(left)  # only the names a save writes
+    assert not [name for name in left if ".g1." in name]  # and the previous save's, as before
+    again = Loom.open(tmp_path, embedder=HashingEmbedder())
+    assert len(again.graph.content_vectors) == 2 and again.query("oauth refresh", budget=500).loaded
+
+
 def test_a_node_of_an_unknown_type_is_refused_at_save_not_at_the_next_open(tmp_path):
     g = sample_graph()
     save_graph(g, tmp_path)
