@@ -97,6 +97,74 @@ def test_a_failed_fill_is_reported_and_leaves_its_units_pending(workspace, tmp_p
     assert resumed.wait(timeout=20) and resumed.embedded_share == 1.0
 
 
+def test_a_failed_fill_is_reported_once(workspace, tmp_path):
+    # the error was raised again by every later wait() and index() of the session
+    embedder = GatedEmbedder()
+    embedder.fail = True
+    embedder.gate.set()
+    loom = Loom(tmp_path / "s", embedder=embedder)
+    loom.index(workspace, progress=False, wait=False)
+    with pytest.raises(LoomError, match="the model went away"):
+        loom.wait(timeout=20)
+    assert loom.wait(timeout=20) is False  # reported; its units are still pending
+    report = loom.index(workspace, progress=False, wait=False)
+    assert report.files_unchanged == report.files_seen
+
+
+def test_the_next_index_embeds_what_a_failed_fill_left(workspace, tmp_path):
+    embedder = GatedEmbedder()
+    embedder.fail = True
+    embedder.gate.set()
+    loom = Loom(tmp_path / "s", embedder=embedder)
+    loom.index(workspace, progress=False, wait=False)
+    with pytest.raises(LoomError, match="the model went away"):
+        loom.wait(timeout=20)
+    embedder.fail = False  # the model is back
+    report = loom.index(workspace, progress=False)
+    assert report.files_unchanged == report.files_seen and report.vectors_pending == len(loom.graph.content_vectors)
+    assert loom.wait(timeout=20) and loom.embedded_share == 1.0 and not loom.graph.pending_vectors
+    assert same_vectors(loom, synchronous(workspace, tmp_path / "sync"))
+
+
+def test_units_an_open_could_not_read_are_embedded_by_the_index_that_confirms_the_workspace(workspace, tmp_path, monkeypatch):
+    # opened where the workspace was never confirmed, the fill found no text to embed; the
+    # index that confirms the root found nothing changed and left 100 % of the units pending
+    embedder = GatedEmbedder()
+    loom = Loom(tmp_path / "s", embedder=embedder)
+    loom.index(workspace, progress=False, wait=False)
+    loom.save()  # the worker is held at its first batch
+    loom._fill.stop()
+    embedder.gate.set()
+    loom.wait(timeout=20)
+    monkeypatch.setenv("LOOM_NB_CONFIG_DIR", str(tmp_path / "another-machine"))
+    elsewhere = Loom.open(tmp_path / "s", embedder=HashingEmbedder(64))
+    assert elsewhere.graph.pending_vectors and elsewhere._fill.total == 0  # nothing it may read
+    assert elsewhere.wait(timeout=20) is False
+    report = elsewhere.index(workspace, progress=False, wait=True)
+    assert report.files_unchanged == report.files_seen and report.vectors_pending == 0
+    assert elsewhere.wait(timeout=0) and elsewhere.embedded_share == 1.0
+    assert same_vectors(elsewhere, synchronous(workspace, tmp_path / "sync"))
+
+
+def test_a_refresh_with_units_of_its_own_to_embed_keeps_those_left_pending_before(workspace, tmp_path):
+    # its own pending list replaced the one before: a save then dropped them for good
+    embedder = GatedEmbedder()
+    embedder.fail = True
+    embedder.gate.set()
+    loom = Loom(tmp_path / "s", embedder=embedder)
+    loom.index(workspace, progress=False, wait=False)
+    with pytest.raises(LoomError, match="the model went away"):
+        loom.wait(timeout=20)
+    before = set(loom.graph.pending_vectors)
+    embedder.fail = False
+    embedder.gate.clear()  # the next fill is held at its first batch
+    (workspace / "app/extra.py").write_text("def extra():\n    return 'new'\n")
+    loom.index(workspace, progress=False, wait=False)
+    assert before and before < set(loom.graph.pending_vectors)  # listed, so a save keeps them pending
+    embedder.gate.set()
+    assert loom.wait(timeout=20) and loom.embedded_share == 1.0
+
+
 def test_nodes_added_during_a_fill_keep_their_vectors(workspace, tmp_path):
     embedder = GatedEmbedder()
     loom = Loom(tmp_path / "s", embedder=embedder)

@@ -1,6 +1,7 @@
 """Indexing a workspace: reference nodes, structure edges, freshness, refresh."""
 
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -329,6 +330,189 @@ def test_a_refresh_reads_what_git_cannot_see_into(tmp_path):
     assert "'new'" in texts["vendor/lib/helper.py"]
     assert not [row for row in loom.query("real helper", budget=2000).table if row.reason.startswith("stale")]
     assert loom.graph.metadata["workspace"]["dirty"] == ["real.py"]  # the git_dirty signal: the edited file, not the link
+
+
+@pytest.mark.parametrize("ignored_by, indexed_root, options", [
+    (".gitignore above the indexed folder", "src", {}),
+    ("a file re-included by extra_ignores", ".", {"extra_ignores": ["!local_settings.py"]}),
+])
+def test_a_refresh_reads_the_edits_of_a_file_git_ignores(tmp_path, ignored_by, indexed_root, options):
+    # git status never names an ignored file, so "not dirty" said nothing about it: it was
+    # recorded clean at the first index and skipped before its size and mtime were compared
+    repo = tmp_path / "repo"
+    make_workspace(repo, {"src/main.py": "def main():\n    return 1\n",
+                          "src/local_settings.py": "def tuning_value():\n    return 'alpha_original'\n",
+                          ".gitignore": "src/local_settings.py\n" if indexed_root == "src" else "local_settings.py\n"})
+    (repo / "src/link.py").symlink_to("main.py")  # in a sub-folder too, git names its edits under the target's path
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "initial")
+    root = repo / indexed_root
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(root, progress=False, **options)
+    (repo / "src/local_settings.py").write_text("def tuning_value():\n    return 'beta_edited_later'\n")
+    (repo / "src/main.py").write_text("def main():\n    return 2\n")
+    git(repo, "commit", "-q", "-am", "edit main")
+    report = loom.index(root, progress=False, **options)
+    assert report.git
+    texts = {node.title.split(":")[0].removeprefix("src/"): loom.text(node.id) for node in loom.graph.content_nodes()}
+    assert "beta_edited_later" in texts["local_settings.py"]
+    assert "return 2" in texts["link.py"]
+    assert not [row for row in loom.query("tuning_value main", budget=2000).table if row.reason.startswith("stale")]
+    assert loom.index(root, progress=False, **options).files_indexed == 0  # and then unchanged, by size and mtime
+
+
+class FailingEmbedder(HashingEmbedder):
+    """Hashing vectors, until ``fail`` is set: then the next call raises it."""
+
+    fail: BaseException | None = None
+
+    def embed(self, texts):
+        if self.fail is not None:
+            raise self.fail
+        return super().embed(texts)
+
+
+def _by_file(loom) -> dict[str, list[tuple[int, int]]]:
+    """Each file's reference nodes, by their line ranges (a unit indexed twice shows twice)."""
+    found: dict[str, list[tuple[int, int]]] = {}
+    for node in loom.graph.content_nodes():
+        if node.reference is not None:
+            found.setdefault(node.reference.file, []).append(tuple(node.reference.lines))
+    return {path: sorted(lines) for path, lines in found.items()}
+
+
+def _grow(workspace):
+    path = workspace / "app/tokens.py"
+    path.write_text(path.read_text() + "\n\ndef revoke(store):\n    return None\n")
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("embedder down"), KeyboardInterrupt()])
+def test_a_refresh_that_fails_to_embed_changes_nothing_and_its_retry_adds_each_unit_once(workspace, failure):
+    # the failed refresh had popped the file's entry, and the retry added its units again
+    embedder = FailingEmbedder()
+    loom = Loom(embedder=embedder)
+    loom.index(workspace, progress=False)
+    files_before = {path: dict(entry) for path, entry in loom.graph.metadata["workspace"]["files"].items()}
+    nodes_before = len(loom.graph.content_vectors)
+    _grow(workspace)
+    embedder.fail = failure
+    with pytest.raises(type(failure)):
+        loom.index(workspace, progress=False, wait=True)
+    assert loom.graph.metadata["workspace"]["files"] == files_before and len(loom.graph.content_vectors) == nodes_before
+    embedder.fail = None
+    report = loom.index(workspace, progress=False, wait=True)
+    assert report.nodes_added == 1 and report.nodes_removed == 0
+    fresh = Loom(embedder=HashingEmbedder())
+    fresh.index(workspace, progress=False)
+    assert _by_file(loom) == _by_file(fresh)
+
+
+@pytest.mark.parametrize("wait", [True, False])
+def test_a_refresh_interrupted_while_it_changes_the_graph_is_redone_by_the_next_after_a_save(workspace, tmp_path, monkeypatch, wait):
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    path = workspace / "app/tokens.py"
+    path.write_text("# a line above moves every unit\n" + path.read_text() + "\n\ndef revoke(store):\n    return None\n")
+    (workspace / "notes.txt").unlink()
+    real_add, calls = loom.graph.add_content, []
+
+    def add_then_stop(*args, **kwargs):  # Ctrl-C after the first new node, with the old ones moved
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(1)
+        return real_add(*args, **kwargs)
+
+    monkeypatch.setattr(loom.graph, "add_content", add_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        loom.index(workspace, progress=False, wait=wait)
+    monkeypatch.undo()
+    loom.save()
+    again = Loom.open(tmp_path / "session", embedder=HashingEmbedder())
+    again.index(workspace, progress=False, wait=True)
+    fresh = Loom(embedder=HashingEmbedder())
+    fresh.index(workspace, progress=False)
+    assert _by_file(again) == _by_file(fresh)
+    named = {n for entry in again.graph.metadata["workspace"]["files"].values() for n in entry["nodes"]}
+    assert named == set(again.graph.content_vectors.ids)
+    assert again.wait() and not again.graph.pending_vectors
+
+
+def test_a_refresh_removes_reference_nodes_no_file_entry_names(workspace):
+    # a session damaged before refreshes committed their entries at the end: a file's entry
+    # was dropped while its nodes stayed, and the retry added them again beside the old ones
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    expected = _by_file(loom)
+    pasted = loom.add("a pasted note about tokens").nodes[0].id
+    del loom.graph.metadata["workspace"]["files"]["app/tokens.py"]
+    report = loom.index(workspace, progress=False)
+    assert report.nodes_removed == report.nodes_added == len(expected["app/tokens.py"])
+    assert {path: lines for path, lines in _by_file(loom).items()} == expected
+    assert pasted in loom.graph  # only the indexer's nodes are its to remove
+
+
+class HeldEmbedder(HashingEmbedder):
+    """Hashing vectors; its first call waits for ``release`` (a refresh held in its embed step)."""
+
+    def __init__(self):
+        super().__init__()
+        self.entered, self.release, self.calls = threading.Event(), threading.Event(), 0
+
+    def embed(self, texts):
+        self.calls += 1
+        if self.calls == 1:
+            self.entered.set()
+            assert self.release.wait(30)
+        return super().embed(texts)
+
+
+class Announced:
+    """The loom's refresh lock, saying when another thread asks for it."""
+
+    def __init__(self, lock, asked: threading.Event):
+        self.lock, self.asked = lock, asked
+
+    def __enter__(self):
+        self.asked.set()
+        return self.lock.__enter__()
+
+    def __exit__(self, *exc):
+        return self.lock.__exit__(*exc)
+
+
+@pytest.mark.parametrize("second", ["save", "index"])
+def test_a_save_or_a_second_refresh_waits_for_the_running_refresh(workspace, tmp_path, second):
+    # a save beside a refresh wrote the session half refreshed, and two refreshes at once
+    # each added the units of the file both found changed
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(workspace, progress=False)
+    loom.save()
+    loom.embedder.inner = held = HeldEmbedder()
+    _grow(workspace)
+    first = threading.Thread(target=loom.index, args=(workspace,), kwargs={"progress": False, "wait": True})
+    first.start()
+    assert held.entered.wait(30)  # the refresh is in its embed step, holding the lock
+    asked = threading.Event()  # set when the second asks for the lock, or (without one) has finished
+    loom._refresh_lock = Announced(getattr(loom, "_refresh_lock", threading.RLock()), asked)
+
+    def run_second():
+        loom.save() if second == "save" else loom.index(workspace, progress=False, wait=True)
+        asked.set()
+
+    other = threading.Thread(target=run_second)
+    other.start()
+    assert asked.wait(30)
+    held.release.set()
+    first.join(30)
+    other.join(30)
+    if second == "save":
+        loom = Loom.open(tmp_path / "session", embedder=HashingEmbedder())
+    fresh = Loom(embedder=HashingEmbedder())
+    fresh.index(workspace, progress=False)
+    assert _by_file(loom) == _by_file(fresh)  # the save wrote the refreshed session, and once each
+    named = {n for entry in loom.graph.metadata["workspace"]["files"].values() for n in entry["nodes"]}
+    assert named == set(loom.graph.content_vectors.ids)
 
 
 def test_a_refresh_draws_the_edges_a_fresh_index_draws(tmp_path):

@@ -279,6 +279,48 @@ def test_a_second_thread_waits_for_the_first_and_loses_nothing(tmp_path):
     assert every_text_matches(tmp_path) == []
 
 
+def test_a_save_waiting_for_another_writer_lets_queries_run(tmp_path, monkeypatch):
+    """A save held the graph's lock while it waited (up to 30 s) for the folder's lock, and
+    every query of the session waited with it."""
+    import threading
+
+    from loom_nb.core import engine, folder_lock, store
+
+    loom = hashing_loom(tmp_path)
+    loom.add("oauth refresh tokens rotate on every use", split=False)
+    loom.save()
+    asked, release, held = threading.Event(), threading.Event(), threading.Event()
+
+    def announced(folder, timeout=None):  # the save is about to wait for the folder's lock
+        asked.set()
+        return folder_lock.session_lock(folder, timeout)
+
+    monkeypatch.setattr(engine, "session_lock", announced)
+    monkeypatch.setattr(store, "session_lock", announced)
+
+    def other_writer():  # another thread waits for the lock as another process does
+        with folder_lock.session_lock(tmp_path):
+            held.set()
+            release.wait(30)
+
+    writer = threading.Thread(target=other_writer)
+    writer.start()
+    assert held.wait(30)
+    saver = threading.Thread(target=loom.save)
+    saver.start()
+    assert asked.wait(30)
+    try:
+        free = loom.graph.lock.acquire(timeout=10)  # what a query takes
+        if free:
+            loom.graph.lock.release()
+    finally:
+        release.set()
+        writer.join(30)
+        saver.join(30)
+    assert free
+    assert hashing_loom(tmp_path).query("oauth refresh", budget=500).loaded
+
+
 @needs_fork
 def test_two_concurrent_writers_lose_no_update(tmp_path):
     hashing_loom(tmp_path).save()

@@ -81,6 +81,26 @@ def test_resave_replaces_generation_and_removes_old_files(tmp_path):
     assert load_graph(tmp_path)[0] == g
 
 
+def test_a_save_removes_the_files_of_older_saves_that_were_killed_before_they_committed(tmp_path):
+    # each kill -9 during a save left its vector files (and temporary files) for good
+    loom = Loom(tmp_path, embedder=HashingEmbedder())
+    loom.add("oauth refresh tokens rotate on every use")
+    loom.save()  # generation 1
+    emb = tmp_path / "embeddings"
+    killed = ["content.g2.npy", "concepts.g2.npy", "lexical.g2.npz", "seal.g2.txt", ".cache.g2.npz.k3x_9q.tmp"]
+    kept = ["notes.txt", "content.g2.npy.bak", "mine.npy", ".hidden"]
+    for name in killed + kept:
+        (emb / name).write_bytes(b"left by a killed save")
+    loom.add("a second note")
+    loom.save()  # generation 3: above every file present
+    assert json.loads((tmp_path / GRAPH_FILE).read_text())["generation"] == 3
+    left = sorted(p.name for p in emb.iterdir())
+    assert not set(killed) & set(left) and set(kept) <= set(left)  # only the names a save writes
+    assert not [name for name in left if ".g1." in name]  # and the previous save's, as before
+    again = Loom.open(tmp_path, embedder=HashingEmbedder())
+    assert len(again.graph.content_vectors) == 2 and again.query("oauth refresh", budget=500).loaded
+
+
 def test_a_node_of_an_unknown_type_is_refused_at_save_not_at_the_next_open(tmp_path):
     g = sample_graph()
     save_graph(g, tmp_path)
@@ -360,6 +380,32 @@ def test_embedding_cache_survives_a_reopen(tmp_path):
     again = Loom.open(tmp_path, embedder=Counting())
     again.query("the same text", budget=100)
     assert Counting.calls == 1  # the query text was cached with the session
+    assert again.embedder.hits == 1
+
+
+def test_an_open_overtaken_by_a_save_reads_the_cache_of_the_new_generation(tmp_path, monkeypatch, caplog):
+    # the graph was read at one generation, a save committed the next and removed the first
+    # one's cache before the open read it: the cache was lost, with a warning of a damaged file
+    import loom_nb.core.engine as engine
+
+    loom = Loom(tmp_path, embedder=HashingEmbedder())
+    loom.add("the same text")
+    loom.save()
+    real_load_graph = engine.load_graph
+
+    def overtaken(*args, **kwargs):
+        loaded = real_load_graph(*args, **kwargs)
+        monkeypatch.setattr(engine, "load_graph", real_load_graph)
+        writer = Loom.open(tmp_path, embedder=HashingEmbedder())
+        writer.add("a writer's note")
+        writer.save()  # commits the next generation, removes this one's files
+        return loaded
+
+    monkeypatch.setattr(engine, "load_graph", overtaken)
+    again = Loom.open(tmp_path, embedder=HashingEmbedder())
+    assert "embedding cache" not in caplog.text
+    assert again.embedder.hits == 0 and len(list(again.embedder.items())) >= 2
+    again.query("the same text", budget=100)
     assert again.embedder.hits == 1
 
 

@@ -409,6 +409,10 @@ class Loom(Displayable):
         self._last_query: tuple | None = None
         self._fill = None
         """The background vector fill of the last index run (loom_nb.index.background)."""
+        self._refresh_lock = threading.RLock()
+        """Held by :meth:`index` and :meth:`save`: a save waits for a running refresh (one saved
+        half way through was a half-refreshed session), and a second refresh for the first (two
+        at once each added the units of the files they both found changed)."""
         self.event_log = EventLog()
 
     # -- opening and saving -----------------------------------------------------------------
@@ -505,12 +509,17 @@ class Loom(Displayable):
         return {"query": text, "turn": turn, "mode": mode, "by_node": by_node, "loaded": loaded}
 
     def save(self, folder: str | Path | None = None) -> Path:
-        """Write the session atomically to ``folder`` (default: where it was opened)."""
+        """Write the session atomically to ``folder`` (default: where it was opened).
+
+        A save waits for a refresh (:meth:`index`) running on another thread, and writes
+        what it left."""
         if folder is not None:
             self.folder = Path(folder)
         if self.folder is None:
             raise LoomError("this session has no folder yet: call save(folder)")
-        with self.graph.lock:  # never half of a background batch
+        # the folder's lock before the graph's: a save waiting up to 30 s for another writer
+        # held the graph's lock meanwhile, and every query of this session waited with it
+        with self._refresh_lock, session_lock(self.folder), self.graph.lock:  # never half of a refresh, nor of a background batch
             path = save_graph(self.graph, self.folder, cache_items=list(self.embedder.items()), scores=self.last_scores,
                               vectors=self.vectors)
         if self.graph.workspace is not None:  # set only by index() or a confirmed open
@@ -691,12 +700,18 @@ class Loom(Displayable):
         """Index (or refresh) a workspace folder into reference nodes; see :func:`loom_nb.index.index_workspace`.
 
         A large run returns before its vectors are in (``wait=None``); they are embedded in
-        the background, and :meth:`wait` blocks until they are. ``wait=True`` embeds first."""
+        the background, and :meth:`wait` blocks until they are. ``wait=True`` embeds first.
+
+        One refresh at a time: a second (another thread's) waits for the first, and so does
+        :meth:`save`. A query asked meanwhile does not wait: it sees the graph before the
+        refresh or, while the refresh applies its changes, part of them (each under the
+        graph's lock; a file being redone may be missing some of its units)."""
         from ..index import index_workspace
 
         _check_utf8_root(root)
-        self.wait()  # one fill at a time: a refresh starts from complete vectors
-        report = index_workspace(self, root, **options)
+        with self._refresh_lock:
+            self.wait()  # one fill at a time: a refresh starts from complete vectors
+            report = index_workspace(self, root, **options)
         if report.nodes_added or report.nodes_removed:
             self._warm_after_index()
         self.emit("index", report.seconds, root=str(report.root), files_indexed=report.files_indexed,

@@ -7,8 +7,8 @@ in a Qdrant collection that graph.json names (:mod:`loom_nb.core.vector_store`).
 
 Saves are atomic: vectors are written under a new generation name (or as new points),
 ``graph.json`` is replaced last with ``os.replace`` (the commit point), and only then are
-files (points) of older generations removed. A crash at any step leaves the previous
-session readable.
+files (points) of older generations removed, with the files a save killed before its
+commit left in ``embeddings/``. A crash at any step leaves the previous session readable.
 
 Size: one file format (graph.json, content files, vectors), its writer and its reader with one
 check per way a folder can be wrong; they change together.
@@ -197,6 +197,9 @@ def schema():
 
 _VECTOR_FILE = re.compile(r"^embeddings/[a-z]+\.g[0-9]+\.np[yz]$")
 _SEAL_FILE = re.compile(r"^embeddings/seal\.g[0-9]+\.txt$")
+_GENERATION_FILE = re.compile(r"^(?P<tmp>\.)?(?:[a-z]+\.g(?P<vec>[0-9]+)\.np[yz]|seal\.g(?P<seal>[0-9]+)\.txt)(?(tmp)\.[A-Za-z0-9_]+\.tmp|)$")
+"""A file of ``embeddings/`` a save of one generation writes, or its temporary file while it
+is written (:func:`~loom_nb.core.atomic.atomic_file`: ``.NAME.RANDOM.tmp``)."""
 
 
 def _seal(raw: bytes) -> str | None:
@@ -462,26 +465,48 @@ def _write(graph: LoomGraph, folder: Path, generation: int, identity: str, previ
 
 
 def _clean_up(folder: Path, previous: dict[str, Any] | None, doc: dict[str, Any], store) -> None:
-    """After the commit, remove only files the previous committed graph.json named and this
-    one does not (a file nobody committed, e.g. a crashed writer's, is left alone).
+    """After the commit, remove the files the previous committed graph.json named and this
+    one does not, and those of generations older than this one that no save committed (a
+    killed save's, :func:`_uncommitted`).
 
     The save has happened by now, so a failure is a warning: the files are garbage, and
     raising made the caller believe the save failed (and every later save of the same
     session was refused as a conflict)."""
     left = []
-    for rel in sorted(_named_files(previous) - _named_files(doc)) if previous is not None else ():
+    named = _named_files(doc)
+    for rel in sorted((_named_files(previous) - named) if previous is not None else set()) + _uncommitted(folder, doc, named):
         try:
             (folder / rel).unlink(missing_ok=True)
         except OSError as exc:
             left.append(f"{rel} ({exc.strerror or exc})")
     if left:
-        log.warning("saved %s, but could not remove %d file(s) of the previous save, no longer part of the session; "
+        log.warning("saved %s, but could not remove %d file(s) of earlier saves, no longer part of the session; "
                     "delete them by hand: %s%s", folder, len(left), ", ".join(left[:5]),
                     f" and {len(left) - 5} more" if len(left) > 5 else "")
     try:  # and vectors only older states named (Qdrant points); the next save retries a failure
         store.collect(previous, doc)
     except LoomError as exc:
         log.warning("saved %s, but could not yet remove the vectors it no longer names: %s", folder, exc)
+
+
+def _uncommitted(folder: Path, doc: dict[str, Any], named: set[str]) -> list[str]:
+    """Files of ``embeddings/`` left by saves killed before they committed: of a generation
+    older than ``doc``'s (the one just committed; every save takes a generation above any
+    file present, so no save to come writes these) and not named by it, and only of the
+    names a save writes (:data:`_GENERATION_FILE`). Called under the folder's lock, so no
+    writer is still at work on them; a reader reads only what a committed graph.json names.
+    Without this, each kill -9 during a save left its vector files for good."""
+    committed = _generation(doc)
+    try:
+        entries = sorted(p.name for p in (folder / "embeddings").iterdir() if p.is_file() and not p.is_symlink())
+    except OSError:
+        return []
+    stray = []
+    for name in entries:
+        match = _GENERATION_FILE.match(name)
+        if match and int(match.group("vec") or match.group("seal")) < committed and f"embeddings/{name}" not in named:
+            stray.append(f"embeddings/{name}")
+    return stray
 
 
 _FLOAT_COLUMNS = (("links", "weight"), ("concept_edges", "weight"), ("content", "link_threshold"), ("content", "near_miss_similarity"))
@@ -912,13 +937,40 @@ def _load_lexical(folder: Path, name: str | None, n_content: int) -> LexicalInde
 
 
 def load_cache(folder: str | Path, doc: dict[str, Any]) -> tuple[list[str], np.ndarray] | None:
-    """The saved embedding cache (keys, vectors), or ``None``; a damaged cache is skipped."""
-    name = doc.get("vectors", {}).get("cache")
-    if not name:
-        return None
+    """The saved embedding cache (keys, vectors), or ``None``; a damaged cache is skipped.
+
+    Read after :func:`load_graph`, without a lock: a save that commits meanwhile removes the
+    cache of ``doc``'s generation. Then the cache of the generation that replaced it is read
+    (it maps texts to the same model's vectors: any generation's will do); an open racing a
+    save lost its cache, warned of an unreadable file."""
+    folder = Path(folder)
+    for attempt in range(LOAD_TRIES):
+        name = doc.get("vectors", {}).get("cache")
+        if not name:
+            return None
+        try:
+            with np.load(folder / name, allow_pickle=False) as data:
+                return [str(k) for k in data["keys"]], data["vectors"].astype(np.float32)
+        except FileNotFoundError:
+            newer = _moved_on(folder, doc)
+            if newer is None or attempt == LOAD_TRIES - 1:
+                log.warning("embedding cache %s is missing; starting with an empty cache", name)
+                return None
+            doc = newer
+        except Exception as exc:  # the cache only saves time: never fail a load over it
+            log.warning("embedding cache %s unreadable (%s); starting with an empty cache", name, exc)
+            return None
+    return None  # pragma: no cover - the loop returns
+
+
+def _moved_on(folder: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The committed graph.json when a save replaced ``doc``'s generation since (same model),
+    else None."""
     try:
-        with np.load(Path(folder) / name, allow_pickle=False) as data:
-            return [str(k) for k in data["keys"]], data["vectors"].astype(np.float32)
-    except Exception as exc:  # the cache only saves time: never fail a load over it
-        log.warning("embedding cache %s unreadable (%s); starting with an empty cache", name, exc)
+        newer = read_document(folder)
+    except LoomError:
         return None
+    model = (doc.get("embedding") or {}).get("model")
+    if newer.get("generation") == doc.get("generation") or (newer.get("embedding") or {}).get("model") != model:
+        return None
+    return newer

@@ -11,7 +11,8 @@ A query before the fill ends ranks with what there is: a unit without its vector
 semantic signal of 0 and is found by its terms, path and structure; the manifest says how
 many units are embedded. The pending list is saved with the session, and
 :meth:`Loom.open <loom_nb.core.engine.Loom.open>` starts a fill for what a save left
-pending. At the end the concept layer is rebuilt (a large run) or each unit is linked to
+pending; an index run's fill also embeds what an earlier fill left (it failed, or was
+stopped) and what an open could not read. At the end the concept layer is rebuilt (a large run) or each unit is linked to
 the concepts at the threshold as its vector arrives (a small one).
 """
 
@@ -34,7 +35,7 @@ from .units import EMBED_TOKENS, unit_embed_text
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BACKGROUND_ABOVE", "FillJob", "VectorFill", "jobs_for_pending", "resume_fill"]
+__all__ = ["BACKGROUND_ABOVE", "FillJob", "VectorFill", "jobs_for_pending", "rebuild_due", "resume_fill"]
 
 BACKGROUND_ABOVE = 512
 """Texts the model would embed (the cache answers the rest) at or above which
@@ -65,12 +66,13 @@ class FillJob:
     chunked: bool
 
 
-def jobs_for_pending(graph) -> list[FillJob]:
-    """The jobs of a session's pending units, rebuilt from the nodes after a re-open: the
-    texts indexing would have embedded. A unit whose file changed since is left pending
-    (the next index replaces it)."""
+def jobs_for_pending(graph, ids: Sequence[str] | None = None) -> list[FillJob]:
+    """The jobs of a session's pending units (or of those of ``ids``), rebuilt from the nodes
+    after a re-open: the texts indexing would have embedded. A unit whose file changed since,
+    or cannot be read (a workspace not confirmed yet), is left pending (the next index
+    replaces or embeds it)."""
     jobs = []
-    for node_id in graph.pending_vectors:
+    for node_id in graph.pending_vectors if ids is None else ids:
         if node_id not in graph:
             continue
         node = graph.node(node_id)
@@ -93,9 +95,15 @@ def resume_fill(loom, *, progress: bool | None = None) -> "VectorFill":
     the end when it was due (its version is older, or the pending units are many)."""
     graph = loom.graph
     jobs = jobs_for_pending(graph)
-    # an old layer is rebuilt; else as an index run would: when the pending units are a large share
-    rebuild = needs_concept_rebuild(graph, added=0, removed=0) or len(graph.pending_vectors) >= REBUILD_SHARE * len(graph.content_vectors)
-    return VectorFill(graph, loom.embedder, jobs, rebuild=rebuild, progress=progress).start()
+    return VectorFill(graph, loom.embedder, jobs, rebuild=rebuild_due(graph, len(graph.pending_vectors)),
+                      progress=progress).start()
+
+
+def rebuild_due(graph, pending: int) -> bool:
+    """Whether a fill of ``pending`` units no index run added just now rebuilds the concept
+    layer at its end: an old layer is rebuilt; else as an index run would, when the pending
+    units are a large share."""
+    return needs_concept_rebuild(graph, added=0, removed=0) or pending >= REBUILD_SHARE * len(graph.content_vectors)
 
 
 class VectorFill:
@@ -130,12 +138,16 @@ class VectorFill:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the fill ends (or ``timeout`` seconds pass); True when it ended.
-        A fill that failed raises here, its units still pending."""
+        A fill that failed raises here once, its units still pending; later calls return
+        True (it has ended). Raising it on every call made each later ``index()`` and
+        ``wait()`` of the session fail with an error from the past, and never refill."""
         if self._thread.ident is not None:
             self._thread.join(timeout)
-        if self.error is not None:
+        error, self.error = self.error, None
+        if error is not None:
             raise LoomError(f"embedding in the background stopped after {self.done} of {self.total} units: "
-                            f"{self.error}; the rest stay pending (saved with the session, resumed at the next open)") from self.error
+                            f"{error}; the rest stay pending (saved with the session; the next index() or open "
+                            "embeds them)") from error
         return not self._thread.is_alive()
 
     def stop(self) -> None:

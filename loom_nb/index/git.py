@@ -64,31 +64,42 @@ def changed_since(root: Path, commit: str) -> set[str] | None:
 class DirtyPaths(set):
     """Workspace paths with uncommitted changes (the set's members, read by the ``git_dirty``
     signal), which also *contains* the paths git does not vouch for: every path under a folder
-    git sees only from outside (``?? vendor/lib/``, a nested repository; a submodule) and a
-    symlink, whose target's edits git reports under the target's path, not the link's. A
-    refresh checks those itself."""
+    git sees only from outside (``?? vendor/lib/``, a nested repository; a submodule), a
+    symlink, whose target's edits git reports under the target's path, not the link's, and any
+    path git does not track (``tracked``: a file the walk takes though a ``.gitignore`` above
+    the workspace, or a ``!`` pattern of ``extra_ignores``, makes git ignore it: ``git status``
+    never names its edits). A refresh checks those itself."""
 
-    def __init__(self, paths: set[str], unseen: set[str]) -> None:
+    def __init__(self, paths: set[str], unseen: set[str], tracked: set[str] | None = None) -> None:
         super().__init__(paths)
         self.unseen = frozenset(path.rstrip("/") for path in unseen)
         self.folders = tuple(sorted(path + "/" for path in self.unseen))
+        self.tracked = None if tracked is None else frozenset(tracked)
 
     def __contains__(self, path: object) -> bool:
-        return set.__contains__(self, path) or (isinstance(path, str) and (path in self.unseen or path.startswith(self.folders)))
+        if set.__contains__(self, path):
+            return True
+        if not isinstance(path, str):
+            return False
+        return path in self.unseen or path.startswith(self.folders) or (self.tracked is not None and path not in self.tracked)
 
 
 def dirty_files(root: Path) -> DirtyPaths | None:
     """Workspace paths with uncommitted changes or untracked, from ``git status``, and the
-    paths git cannot see into (:class:`DirtyPaths`): a refresh must check those itself."""
+    paths git cannot see into or does not track (:class:`DirtyPaths`): a refresh must check
+    those itself."""
     prefix = repo_prefix(root)
     if prefix is None:
         return None
     out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", ".")
-    staged = _git(root, "ls-files", "--stage", "-z", "--", ".")
+    # --full-name: paths from the repository's top, as status gives them (without it, a
+    # workspace in a sub-folder got paths the prefix did not match, and lost its symlinks)
+    staged = _git(root, "ls-files", "--stage", "--full-name", "-z", "--", ".")
     if out is None or staged is None:
         return None
     paths = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
-    opaque = [entry.split("\t", 1)[1] for entry in staged.split("\0")
-              if entry.startswith(("120000 ", "160000 ")) and "\t" in entry]  # symlinks, submodules
+    listed = [entry.split("\t", 1) for entry in staged.split("\0") if "\t" in entry]
+    opaque = [path for mode, path in listed if mode.startswith(("120000 ", "160000 "))]  # symlinks, submodules
     unseen = _relative([p for p in paths if p.endswith("/")] + opaque, prefix)
-    return DirtyPaths(_relative([p for p in paths if not p.endswith("/")], prefix), unseen)
+    tracked = _relative([path for _, path in listed], prefix)
+    return DirtyPaths(_relative([p for p in paths if not p.endswith("/")], prefix), unseen, tracked)

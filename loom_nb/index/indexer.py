@@ -28,7 +28,7 @@ from ..core.chunks import chunk_spans
 from ..core.tokens import count_tokens_many, truncate_to_tokens
 from .git import changed_since, dirty_files, head_commit
 from .symbols import outline
-from .background import BACKGROUND_ABOVE, FillJob, VectorFill
+from .background import BACKGROUND_ABOVE, FillJob, VectorFill, jobs_for_pending, rebuild_due
 from .structure import MAX_SHARED_DEFINITIONS, link_structure, resolve_import, structure_edges  # noqa: F401 - importable from here as before
 from .units import EMBED_TOKENS, Unit, file_units, window_units
 from .notebooks import cells_units, is_percent_script, percent_units
@@ -278,8 +278,12 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     report.git = head is not None
     changed = changed_since(root, state["commit"]) if head and state.get("commit") else None
     dirty = dirty_files(root) if head else None
-    files: dict[str, dict] = state["files"]
+    # a copy of the file entries, committed at the end: a refresh that failed (the embedder
+    # raised) or was interrupted left them changed in place, and the retry added the units of
+    # a half-done file again, each loaded twice for ever
+    files: dict[str, dict] = {path: dict(entry) for path, entry in state["files"].items()}
     current = {entry.path: entry for entry in walk.files}
+    doomed = _orphans(graph, state["files"])  # what such a refresh left in a session saved since
 
     # 1. what is gone or changed; a file the walk could not read (chmod 000, an unreadable
     # folder) is not known to be gone: its nodes stay, or they came back with new ids
@@ -312,7 +316,6 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
             previous[path] = files.pop(path)["nodes"]
         todo.append((path, entry.language, text))
 
-    doomed = []
     for path in stale_paths:
         doomed.extend(node_id for node_id in files.pop(path)["nodes"] if node_id in graph)
         if path not in current:
@@ -338,7 +341,6 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
             kept.update(_unchanged_units(graph, path, units, old_ids))
     reused = set(kept.values())
     doomed.extend(n for ids in previous.values() for n in ids if n in graph and n not in reused)
-    graph.remove_many(doomed)
     report.nodes_removed = len(doomed)
     report.nodes_kept = len(kept)
 
@@ -363,6 +365,11 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
         report.texts_embedded = loom.embedder.misses - misses_before
     jobs: list[FillJob] = []
 
+    # the graph changes from here on (what failed above left it as it was); until the new entries
+    # are committed, the old ones of the files being redone say "read me again", so the refresh
+    # after one that raised or was interrupted redoes them, and removes what no entry names
+    _redo_later(state["files"], [path for path, _, _ in todo])
+    graph.remove_many(doomed)
     # many new units: add them unlinked and rebuild the concept layer once at the end;
     # a few: link them by threshold to the concepts there are (issue 15)
     rebuild = needs_concept_rebuild(graph, added=len(all_units), removed=len(doomed))
@@ -425,12 +432,14 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
             "nodes": ids,
         }
 
-    state["commit"] = head
-    state["units_version"] = UNITS_VERSION
-    # a query reads no file over these (indexed_size_limit): a refresh would skip it
-    state["max_file_bytes"], state["max_notebook_bytes"] = limits.max_file_bytes, limits.max_notebook_bytes
-    state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh
-    graph.metadata["workspace"] = state
+    # units left pending before this run (a fill that failed or was stopped, an open that could
+    # not read them) stay listed beside this run's, before the entries name them: a retry never
+    # keeps a node without its vector
+    left = [node_id for node_id in graph.pending_vectors if node_id in graph]
+    if left or jobs:
+        graph.metadata["pending_vectors"] = left + [job.node_id for job in jobs]
+    else:
+        graph.metadata.pop("pending_vectors", None)
     # the edges are worked out without the lock and swapped in under it: a query on another
     # thread (a chat's background indexer, the warm-up ranking an open starts) reads the edges
     # and compacts the lexical index itself, and two compactions at once left its row and
@@ -440,16 +449,53 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     with graph.lock:
         report.structure_edges = graph.replace_structure(edges) if relink else graph.structure_count
         graph.lexical.compact()
-    if jobs:
-        graph.metadata["pending_vectors"] = [job.node_id for job in jobs]
-        report.vectors_pending = len(jobs)
-        loom._fill = VectorFill(graph, loom.embedder, jobs, rebuild=rebuild, progress=progress).start()
+    state["files"] = files
+    state["commit"] = head
+    state["units_version"] = UNITS_VERSION
+    # a query reads no file over these (indexed_size_limit): a refresh would skip it
+    state["max_file_bytes"], state["max_notebook_bytes"] = limits.max_file_bytes, limits.max_notebook_bytes
+    state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh
+    graph.metadata["workspace"] = state
+    # and this run's fill embeds them too: they kept zero vectors for the rest of the session
+    resumed = jobs_for_pending(graph, left) if left else []
+    if jobs or resumed:
+        report.vectors_pending = len(jobs) + len(resumed)
+        rebuild = rebuild or (bool(resumed) and rebuild_due(graph, len(left)))
+        loom._fill = VectorFill(graph, loom.embedder, jobs + resumed, rebuild=rebuild, progress=progress).start()
+        if wait:  # embedded before it returns, as asked
+            loom._fill.wait()
+            report.vectors_pending = len(graph.pending_vectors)
     elif rebuild:
         rebuild_concepts(graph)
     report.concepts = len(graph.concept_vectors)
     report.seconds = time.perf_counter() - started
     log.info("%s", report)
     return report
+
+
+def _orphans(graph, files: dict[str, dict]) -> list[str]:
+    """The indexer's reference nodes that no file entry names: added by a refresh that failed
+    or was interrupted before it committed its entries (before the entries were committed at
+    the end, a session saved then loaded each unit of a half-done file twice). Every refresh
+    removes them."""
+    named = {node_id for entry in files.values() for node_id in entry["nodes"]}
+    found = []
+    for node_id in graph.content_vectors.ids:
+        if node_id in named:
+            continue
+        node = graph.node(node_id)
+        if node.reference is not None and node.type == "file_reference" and node.provenance.source == "indexer":
+            found.append(node_id)
+    return found
+
+
+def _redo_later(files: dict[str, dict], paths: list[str]) -> None:
+    """Mark the committed entries of ``paths`` to be read again, whatever git, their size,
+    mtime and hash say: a refresh that stops while it changes the graph leaves them naming
+    nodes it removed or moved; the next keeps those whose text is as it was and replaces the rest."""
+    for path in paths:
+        if path in files:
+            files[path] = {**files[path], "sha256": "", "size": -1, "mtime_ns": -1, "clean": False}
 
 
 def _under(path: str, unreadable: set[str]) -> bool:
