@@ -319,7 +319,7 @@ def test_a_budget_that_is_not_a_number_and_a_report_path_that_is_a_folder_are_cl
     loom = Loom(embedder=HashingEmbedder())
     loom.add("Refresh tokens rotate on every use.")
     for bad in (float("nan"), float("inf"), "800"):
-        with pytest.raises(LoomError, match="budget must be a number of tokens"):
+        with pytest.raises(LoomError, match="budget must be a whole number of tokens"):
             loom.query("refresh tokens", budget=bad)
     assert loom.query("refresh tokens", budget=np.int64(800)).packed.budget.context == 800
     result = loom.query("refresh tokens", budget=800)
@@ -356,3 +356,34 @@ def test_exclude_takes_one_id_as_a_string_and_refuses_unknown_ids(loom):
         loom.query("refresh token rotation", budget=800, exclude=["n2", "n99"])
     with pytest.raises(TypeError, match="node ids"):
         loom.query("refresh token rotation", budget=800, exclude=[2])
+
+
+@pytest.mark.parametrize("arguments", [
+    {"budget": -0.5}, {"budget": 0.99}, {"budget": True}, {"window": 1.9}, {"window": True},
+    {"budget": -1}, {"window": 0}, {"model": 123}, {"model": ""},
+])
+def test_a_budget_window_or_model_that_is_not_one_is_refused_not_truncated(arguments):
+    """``int()`` made 0.99 and True a budget of 0 and 1, and a model of 123 failed inside a lookup."""
+    loom = Loom(embedder=HashingEmbedder())
+    loom.add("The refresh token is reused after an hour, so the refresh fails.")
+    with pytest.raises(LoomError, match="budget|window|model"):
+        loom.query("why does the refresh fail?", **arguments)
+
+
+@pytest.mark.parametrize("message", ["\u200b\u200b", "\x00", " \ufeff\t"])
+def test_a_query_of_only_invisible_characters_is_empty(message):
+    loom = Loom(embedder=HashingEmbedder())
+    loom.add("The refresh token is reused after an hour.")
+    with pytest.raises(LoomError, match="empty"):
+        loom.query(message, budget=500)
+
+
+def test_a_query_with_a_lone_surrogate_or_no_history_is_taken_as_text():
+    """A lone surrogate (bytes decoded with surrogateescape) crashed MiniLM's tokenizer; a
+    history of None failed as 'NoneType is not iterable'."""
+    from loom_nb import Query
+
+    assert Query("caf\udce9 token", None) == Query("caf\ufffd token")
+    loom = Loom(embedder=HashingEmbedder())
+    node = loom.add("The cafe token refresh fails.").nodes[0]
+    assert loom.query("caf\udce9 token refresh", budget=500).loaded == [node.id]

@@ -235,6 +235,19 @@ def _checked(text: str) -> str:
     return clean_text(text)
 
 
+def _check_tokens_arguments(budget, window) -> None:
+    """A budget of 0 or more tokens, a window of 1 or more: whole numbers (``True`` and
+    ``0.99`` were truncated to 1 and 0 without a word), at most :data:`MAX_TOKENS_ARGUMENT`."""
+    for name, value, low in (("budget", budget, 0), ("window", window, 1)):
+        if value is None:
+            continue
+        if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value)
+                or value != int(value)):
+            raise LoomError(f"{name} must be a whole number of tokens, got {value!r}")
+        if not low <= value <= MAX_TOKENS_ARGUMENT:
+            raise LoomError(f"{name} must be {low}-{MAX_TOKENS_ARGUMENT:,} tokens, got {value}")
+
+
 def _node_ids(ids: str | Iterable[str], graph: LoomGraph) -> list[str]:
     """``ids`` as a list of node ids the graph holds: a string is one id (iterating it gave
     its characters, and excluded nothing); an unknown id is an error, not silently ignored."""
@@ -877,15 +890,13 @@ class Loom(Displayable):
         """
         self._asked.set()  # a warm-up ranking not yet started is no longer worth its lock
         request = Query.of(text) if isinstance(text, (str, Query)) else None
-        if request is None or not request.message.strip():
+        if request is None or request.blank:
             raise LoomError("the query is empty")
         request = request.masked()  # the prompt, the result, its report and the embedder get no credential
         text = request.message
-        for name, value in (("budget", budget), ("window", window)):
-            if value is not None and not (isinstance(value, numbers.Real) and math.isfinite(value)):
-                raise LoomError(f"{name} must be a number of tokens, got {value!r}")
-            if value is not None and not (0 <= int(value) <= MAX_TOKENS_ARGUMENT and (name == "budget" or int(value) > 0)):
-                raise LoomError(f"{name} must be {'0' if name == 'budget' else '1'}-{MAX_TOKENS_ARGUMENT:,} tokens, got {value}")
+        _check_tokens_arguments(budget, window)
+        if model is not None and not (isinstance(model, str) and model.strip()):
+            raise LoomError(f"model must be a model's name, got {model!r}")
         exclude = _node_ids(exclude, self.graph)
         started = time.perf_counter()
         config = self.graph.config

@@ -10,12 +10,15 @@ exchange, clipped.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterable, Mapping
 
 from .boilerplate import strip_boilerplate
 from .secrets import mask_secrets
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 ROLES = ("user", "assistant", "system")
 
@@ -65,7 +68,15 @@ class Query:
     def __post_init__(self) -> None:
         if not isinstance(self.message, str):
             raise TypeError(f"the message must be str, got {type(self.message).__name__}")
-        object.__setattr__(self, "history", tuple(_turn(m) for m in self.history))
+        # a lone surrogate (bytes decoded with surrogateescape) crashed the embedder's tokenizer
+        object.__setattr__(self, "message", _LONE_SURROGATE.sub("\ufffd", self.message))
+        object.__setattr__(self, "history", tuple(_turn(m) for m in (self.history or ())))
+
+    @property
+    def blank(self) -> bool:
+        """Whether the message holds nothing to ask: only spaces, control or format characters
+        (a zero-width space, a NUL)."""
+        return all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf") for c in self.message)
 
     @classmethod
     def of(cls, value: "str | Query", history: Iterable[Any] = ()) -> "Query":
