@@ -25,6 +25,7 @@ the user may do anyway.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 __all__ = ["CLIPPED_MESSAGE_SHARE", "ESCAPE", "clip_message", "escape_evidence", "escape_path", "unescape_evidence"]
 
@@ -57,6 +58,31 @@ _FIRST = r"(?=[-\[qQnNaA])"  # what every marker starts with: most lines fail on
 _AFTER_NEWLINE = re.compile(r"\n" + f"(?:{_LEAD}{_FIRST}{_STRUCTURE}|{_ROLE})")
 _AFTER_NEWLINE_ASCII = re.compile(r"\n" + f"(?:{_LEAD_ASCII}{_FIRST}{_STRUCTURE}|{_ROLE})")  # the same on ASCII text, faster
 
+_LOOK_ALIKES = str.maketrans({**{c: "-" for c in "\u2010\u2011\u2012\u2013\u2212\ufe63"},
+                              **{c: "--" for c in "\u2014\u2015\ufe58"}, "\u2e3a": "----", "\u2e3b": "------"})
+# Dashes a model reads as "-" that NFKC leaves as they are (it folds the fullwidth "－", "：",
+# "Ｑ" and "［" itself); an em dash is as long as two.
+
+
+_FOLDS = re.compile("[\u2010-\u2015\u2212\u2e3a\u2e3b\u3000\ufe10-\ufe6f\uff00-\uffef\U0001d400-\U0001d7ff]")
+# What folding may turn into a marker's characters: dashes, fullwidth and small forms, and
+# mathematical letters; a line with none of them reads as it is written.
+
+
+def _folded(line: str) -> str:
+    """``line`` as a model may read it: NFKC (fullwidth letters and colons, compatibility
+    forms) and every dash as "-". Used only to decide whether a line is structure."""
+    return unicodedata.normalize("NFKC", line).translate(_LOOK_ALIKES)
+
+
+def _reads_as_structure(line: str, start: int = 0) -> bool:
+    """Whether ``line`` (from ``start``) reads as prompt structure, as written or once its
+    look-alike characters are folded (``—— end [n1] ——``, ``Ｑuestion:``, ``Question：``)."""
+    if _AT_START.match(line, start) is not None:
+        return True
+    return _FOLDS.search(line, start) is not None and _AT_START.match(_folded(line[start:])) is not None
+
+
 _LOAD = re.compile(r"\[(?=\\*\[load:)")  # "[[load: id]]", exactly as loom_nb.chat.session.MARKER reads it
 _ESCAPED_LOAD = re.compile(r"\[\\(?=\\*\[load:)")
 
@@ -74,7 +100,13 @@ def _has_marker_line(text: str) -> bool:
         return True
     if not ascii_only and ("\x85" in text or "\u2028" in text or "\u2029" in text):
         return True
-    return (_AFTER_NEWLINE_ASCII if ascii_only else _AFTER_NEWLINE).search(text) is not None
+    if (_AFTER_NEWLINE_ASCII if ascii_only else _AFTER_NEWLINE).search(text) is not None:
+        return True
+    # a look-alike (a fullwidth colon, an em dash) reads as a marker to a model: the lines that
+    # hold a character past ASCII are folded and tried again
+    if ascii_only or _FOLDS.search(text) is None:
+        return False
+    return any(_FOLDS.search(line) and _AT_START.match(_folded(line)) for line in text.split("\n"))
 
 
 def escape_evidence(text: str) -> str:
@@ -85,7 +117,8 @@ def escape_evidence(text: str) -> str:
     ``[Context``, ``[Additional context``, ``[Callback``), a question (``Question:``,
     ``Now answer:``, ``Available on request:``), or is a role header of the prompt as text
     (``### system``, ``### user``, ``### assistant``, ``### tool``), in any case, after any line break
-    :meth:`str.splitlines` knows. A load marker ``[[load: id]]`` anywhere in a line is
+    :meth:`str.splitlines` knows, as written or with its look-alike characters folded
+    (``—— end [n1] ——``, ``Ｑuestion:``, ``Question：``, ``［Node``). A load marker ``[[load: id]]`` anywhere in a line is
     broken as ``[\\[load: id]]``, so a model that echoes the evidence asks for nothing (the
     chat session reads only that exact form).
 
@@ -121,7 +154,7 @@ def escape_evidence(text: str) -> str:
     if not text:
         return text
     if _has_marker_line(text):
-        text = "".join(ESCAPE + line if _AT_START.match(line) else line for line in text.splitlines(keepends=True))
+        text = "".join(ESCAPE + line if _reads_as_structure(line) else line for line in text.splitlines(keepends=True))
     if "[load:" in text:  # every form of the marker holds it: a C-speed test first
         text = _LOAD.sub(r"[\\", text)
     return text
@@ -140,7 +173,7 @@ def unescape_evidence(text: str) -> str:
     """
     text = _ESCAPED_LOAD.sub("[", text)
     return "".join(
-        line[1:] if line.startswith(ESCAPE) and _AT_START.match(line, 1) else line
+        line[1:] if line.startswith(ESCAPE) and _reads_as_structure(line, 1) else line
         for line in text.splitlines(keepends=True)
     )
 
