@@ -387,3 +387,13 @@ def test_a_query_with_a_lone_surrogate_or_no_history_is_taken_as_text():
     loom = Loom(embedder=HashingEmbedder())
     node = loom.add("The cafe token refresh fails.").nodes[0]
     assert loom.query("caf\udce9 token refresh", budget=500).loaded == [node.id]
+
+
+def test_a_question_no_window_can_hold_beside_its_fixed_zones_is_refused_not_sent_whole():
+    """At a 60-token window the system prompt and the answer's reservation fill it: the
+    question went out whole, 2,700 tokens over, with only a log warning."""
+    loom = Loom(embedder=HashingEmbedder())
+    loom.add("The refresh token is reused after an hour.")
+    with pytest.raises(LoomError, match="60-token window holds nothing beyond the system prompt"):
+        loom.query("why " * 2700, window=60)
+    assert loom.query("why does the refresh fail?", window=200).packed.budget.window == 200

@@ -120,7 +120,9 @@ class QueryResult(Displayable):
 
     @property
     def manifest(self) -> str:
-        """The context manifest as the prompt carries it, after a line on pending vectors."""
+        """The context manifest, after a line on pending vectors: what the prompt carries before
+        its evidence, and what the packer decided even when a budget too small for the manifest
+        itself leaves the prompt without context (:attr:`context` is then empty)."""
         note = self.embedding_note
         return f"[{note}]\n{self.packed.manifest}" if note else self.packed.manifest
 

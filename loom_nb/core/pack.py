@@ -31,7 +31,7 @@ from .prompt import (  # noqa: F401 - importable from here as before
     render_context,
     render_manifest,
 )
-from .errors import StaleReferenceError
+from .errors import LoomError, StaleReferenceError
 from .graph import LoomGraph
 from .chunks import best_chunks, chunk_facts, query_terms
 from .rank import Ranking, semantic_floor
@@ -142,7 +142,8 @@ def fit_window(window: int, *, system_prompt: str, question: str, complexity: fl
 
     A question that alone overflows the window is clipped to its start and its end (half
     the room the fixed zones leave, :data:`~loom_nb.core.prompt_safety.CLIPPED_MESSAGE_SHARE`)
-    with a warning, rather than sent whole for Ollama to cut from the front.
+    with a warning, rather than sent whole for Ollama to cut from the front; a window the
+    fixed zones fill alone raises :class:`~loom_nb.core.errors.LoomError`.
     """
     from .prompt_safety import CLIPPED_MESSAGE_SHARE, clip_message
 
@@ -152,10 +153,10 @@ def fit_window(window: int, *, system_prompt: str, question: str, complexity: fl
         return plan, question
     room = window - plan.system_prompt - plan.output_reserved
     limit = int(room * CLIPPED_MESSAGE_SHARE) - count_tokens("\n\nQuestion: ") - MESSAGE_OVERHEAD
-    if limit <= 0:
-        log.warning("a %s-token window holds nothing beyond the system prompt and the answer's "
-                    "reservation: use a model with a larger window", f"{window:,}")
-        return plan, question
+    if limit <= 0:  # sent anyway, the prompt would overflow the window and the model cut it from the front
+        raise LoomError(f"a {window:,}-token window holds nothing beyond the system prompt ({plan.system_prompt:,} "
+                        f"tokens) and the answer's reservation ({plan.output_reserved:,}), so the question cannot be "
+                        "sent: use a model with a larger window (num_ctx), or give budget= without a window")
     clipped = clip_message(question, limit)
     log.warning("the question is %s tokens, more than a %s-token window holds beside the system prompt "
                 "and the answer's reservation: sent clipped to %s tokens (its start and its end)",
