@@ -556,3 +556,14 @@ def test_a_turn_goes_on_when_a_node_its_history_names_was_removed():
         loom.graph.remove(node_id)
         second = session.send("Is that the retry?")
     assert second.answer == "Yes, the retry." and node_id not in loom.graph
+
+
+def test_a_window_given_past_the_models_maximum_is_capped_with_a_warning(caplog):
+    """``--window 10000000`` on a 32k model planned every turn for ten million tokens."""
+    with OllamaStandIn(show=default_show(context_length=32768, num_ctx=4096)) as server:
+        session = session_for(server, make_loom(), window=10_000_000)
+        with caplog.at_level("WARNING"):
+            window = session.connect()
+    assert window.num_ctx == 32768 and "more than llama3.2 reads (32,768)" in caplog.text
+    with OllamaStandIn(show=default_show(context_length=32768, num_ctx=4096)) as server:
+        assert session_for(server, make_loom(), window=16384).connect().num_ctx == 16384

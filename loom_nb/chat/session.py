@@ -377,7 +377,14 @@ class Session(Displayable):
                                 host=self.host, what="/api/show")
             window = parse_show(self.model, show)
             if self.window_override:
-                window = ContextWindow(self.model, int(self.window_override), window.max_context, "given")
+                if window.max_context and self.window_override > window.max_context:
+                    # a prompt planned for more than the model reads would be cut from the front
+                    log.warning("a window of %s tokens is more than %s reads (%s): turns are planned for %s",
+                                f"{int(self.window_override):,}", self.model, f"{window.max_context:,}",
+                                f"{window.max_context:,}")
+                    window = ContextWindow(self.model, window.max_context, window.max_context, "given, capped at the maximum")
+                else:
+                    window = ContextWindow(self.model, int(self.window_override), window.max_context, "given")
             data = show.model_dump() if hasattr(show, "model_dump") else dict(show)
             capabilities = data.get("capabilities") or []
             self._tools = ("tools" in capabilities) if self.tools_setting == "auto" else bool(self.tools_setting)
