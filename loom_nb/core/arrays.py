@@ -126,6 +126,14 @@ class GraphArrays:
     paths: list = field(default_factory=list)
     """The workspace file of each content row, or None."""
     _files: np.ndarray | None = field(default=None, repr=False)
+    _has_paths: bool | None = field(default=None, repr=False)
+
+    def has_paths(self) -> bool:
+        """Whether any content row has a workspace file; once per arrays build (a scan of
+        50k rows for a session of pasted text alone took 1.3 ms of every query, twice)."""
+        if self._has_paths is None:
+            self._has_paths = any(p is not None for p in self.paths)
+        return self._has_paths
 
     def file_index(self) -> np.ndarray:
         """Per content row, a number shared by every row of the same file (-1: no file).

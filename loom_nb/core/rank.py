@@ -541,7 +541,7 @@ def rank(graph: LoomGraph, query_vector: np.ndarray | None, *, query: str = "", 
         hop, hops = follow_structure(hops, a.structure_a, a.structure_b, config.hop_decay)
     density, counts = density_signal(n, a.link_content, a.link_concept, relevant_concepts, (a.structure_a, a.structure_b, relevant))
     provenance = provenance_signal(a.type_codes, config.provenance) if n else np.zeros(0)
-    if n and any(p is not None for p in a.paths):
+    if n and a.has_paths():
         provenance = role_provenance(provenance, a.type_codes, path_roles(a.paths), config.provenance)
     signals = np.column_stack(
         [
@@ -559,7 +559,7 @@ def rank(graph: LoomGraph, query_vector: np.ndarray | None, *, query: str = "", 
         ]
     ) if n else np.zeros((0, len(SIGNALS)))
     relevant = relevance_mask(signals, config, exclude)
-    file_index = a.file_index() if n and any(p is not None for p in a.paths) else None
+    file_index = a.file_index() if n and a.has_paths() else None
     signals = with_file_signal(signals, weights, relevant, file_index)
     scores, contributions = composite(signals, weights)
     return Ranking(
