@@ -83,12 +83,18 @@ def test_a_save_while_embedding_is_resumed_by_the_next_open(workspace, tmp_path)
     assert Loom.open(tmp_path / "s", embedder=HashingEmbedder(64)).graph.pending_vectors == []
 
 
-def test_a_failed_fill_is_reported_and_leaves_its_units_pending(workspace, tmp_path):
+def failing_fill(workspace, folder) -> tuple[Loom, "GatedEmbedder"]:
+    """A session whose background fill runs into an embedder that fails at once."""
     embedder = GatedEmbedder()
     embedder.fail = True
     embedder.gate.set()
-    loom = Loom(tmp_path / "s", embedder=embedder)
+    loom = Loom(folder, embedder=embedder)
     loom.index(workspace, progress=False, wait=False)
+    return loom, embedder
+
+
+def test_a_failed_fill_is_reported_and_leaves_its_units_pending(workspace, tmp_path):
+    loom, embedder = failing_fill(workspace, tmp_path / "s")
     with pytest.raises(LoomError, match="stopped after 0 of .* units: the model went away; the rest stay pending"):
         loom.wait(timeout=20)
     assert len(loom.graph.pending_vectors) == len(loom.graph.content_vectors)
@@ -99,11 +105,7 @@ def test_a_failed_fill_is_reported_and_leaves_its_units_pending(workspace, tmp_p
 
 def test_a_failed_fill_is_reported_once(workspace, tmp_path):
     # the error was raised again by every later wait() and index() of the session
-    embedder = GatedEmbedder()
-    embedder.fail = True
-    embedder.gate.set()
-    loom = Loom(tmp_path / "s", embedder=embedder)
-    loom.index(workspace, progress=False, wait=False)
+    loom, embedder = failing_fill(workspace, tmp_path / "s")
     with pytest.raises(LoomError, match="the model went away"):
         loom.wait(timeout=20)
     assert loom.wait(timeout=20) is False  # reported; its units are still pending
@@ -112,11 +114,7 @@ def test_a_failed_fill_is_reported_once(workspace, tmp_path):
 
 
 def test_the_next_index_embeds_what_a_failed_fill_left(workspace, tmp_path):
-    embedder = GatedEmbedder()
-    embedder.fail = True
-    embedder.gate.set()
-    loom = Loom(tmp_path / "s", embedder=embedder)
-    loom.index(workspace, progress=False, wait=False)
+    loom, embedder = failing_fill(workspace, tmp_path / "s")
     with pytest.raises(LoomError, match="the model went away"):
         loom.wait(timeout=20)
     embedder.fail = False  # the model is back
@@ -148,11 +146,7 @@ def test_units_an_open_could_not_read_are_embedded_by_the_index_that_confirms_th
 
 def test_a_refresh_with_units_of_its_own_to_embed_keeps_those_left_pending_before(workspace, tmp_path):
     # its own pending list replaced the one before: a save then dropped them for good
-    embedder = GatedEmbedder()
-    embedder.fail = True
-    embedder.gate.set()
-    loom = Loom(tmp_path / "s", embedder=embedder)
-    loom.index(workspace, progress=False, wait=False)
+    loom, embedder = failing_fill(workspace, tmp_path / "s")
     with pytest.raises(LoomError, match="the model went away"):
         loom.wait(timeout=20)
     before = set(loom.graph.pending_vectors)
