@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -64,3 +65,29 @@ def test_an_installed_copy_opens_a_sample_from_outside_the_source_tree(wheel, tm
     assert where.startswith(str(site))
     assert names == "['auth-debugging', 'loom-nb-code', 'sourdough-notes']"
     assert loaded.startswith("['n")
+
+
+def test_the_sdist_holds_the_package_and_licence_and_no_tests_it_cannot_run(tmp_path):
+    """setuptools puts ``tests/test_*.py`` in an sdist by default, without the conftest, tools
+    and datasets they import, so a user who unpacked it had tests that fail on import."""
+    pytest.importorskip("setuptools", minversion="77")
+    try:
+        tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files"], check=True, capture_output=True,
+                                 text=True).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("needs the git checkout to copy the tracked files from")
+    tree = tmp_path / "tree"
+    for name in tracked:  # a copy, so the build's egg-info is not written into the checkout
+        if (ROOT / name).is_file():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            (tree / name).write_bytes((ROOT / name).read_bytes())
+    build = ("import sys; from setuptools import build_meta; "
+             "print(build_meta.build_sdist(sys.argv[1]))")
+    subprocess.run([sys.executable, "-c", build, str(tmp_path / "dist")], cwd=tree, check=True,
+                   capture_output=True, timeout=300)
+    (sdist,) = (tmp_path / "dist").glob("loom_nb-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"LICENSE", "NOTICE", "README.md", "pyproject.toml", "loom_nb/__init__.py"} <= names
+    assert not [name for name in _data_files() if name not in names]
+    assert not [name for name in names if name.startswith("tests/")]
