@@ -101,6 +101,27 @@ def test_a_save_removes_the_files_of_older_saves_that_were_killed_before_they_co
     assert len(again.graph.content_vectors) == 2 and again.query("oauth refresh", budget=500).loaded
 
 
+def test_a_save_removes_the_texts_a_killed_save_left_in_content(tmp_path):
+    # a save writes each new text to content/ before graph.json names it: a kill -9 in
+    # between left the texts (and a half-written temporary file) for good
+    loom = Loom(tmp_path, embedder=HashingEmbedder())
+    loom.add("oauth refresh tokens rotate on every use")
+    loom.save()
+    content = tmp_path / "content"
+    (named,) = [p.name for p in content.iterdir()]
+    killed = ["n7.0123456789abcdef.txt", ".n8.fedcba9876543210.txt.k3x_9q.tmp"]
+    kept = ["notes.txt", "n7.txt", "n9.0123456789abcdef.txt.bak", ".hidden"]
+    for name in killed + kept:
+        (content / name).write_text("left by a killed save")
+    loom.add("a second note")
+    loom.save()
+    left = sorted(p.name for p in content.iterdir())
+    assert not set(killed) & set(left)
+    assert set(kept) | {named} <= set(left)  # only the names a save writes, and never a named text
+    again = Loom.open(tmp_path, embedder=HashingEmbedder())
+    assert sorted(again.text(n) for n in again.graph.content_vectors.ids) == ["a second note", "oauth refresh tokens rotate on every use"]
+
+
 def test_a_node_of_an_unknown_type_is_refused_at_save_not_at_the_next_open(tmp_path):
     g = sample_graph()
     save_graph(g, tmp_path)

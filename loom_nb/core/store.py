@@ -200,6 +200,8 @@ _SEAL_FILE = re.compile(r"^embeddings/seal\.g[0-9]+\.txt$")
 _GENERATION_FILE = re.compile(r"^(?P<tmp>\.)?(?:[a-z]+\.g(?P<vec>[0-9]+)\.np[yz]|seal\.g(?P<seal>[0-9]+)\.txt)(?(tmp)\.[A-Za-z0-9_]+\.tmp|)$")
 """A file of ``embeddings/`` a save of one generation writes, or its temporary file while it
 is written (:func:`~loom_nb.core.atomic.atomic_file`: ``.NAME.RANDOM.tmp``)."""
+_CONTENT_FILE = re.compile(r"^(?P<tmp>\.)?n[0-9]+\.[0-9a-f]{16}\.txt(?(tmp)\.[A-Za-z0-9_]+\.tmp|)$")
+"""A text file of ``content/`` a save writes (:func:`content_name`), or its temporary file."""
 
 
 def _seal(raw: bytes) -> str | None:
@@ -490,23 +492,31 @@ def _clean_up(folder: Path, previous: dict[str, Any] | None, doc: dict[str, Any]
 
 
 def _uncommitted(folder: Path, doc: dict[str, Any], named: set[str]) -> list[str]:
-    """Files of ``embeddings/`` left by saves killed before they committed: of a generation
-    older than ``doc``'s (the one just committed; every save takes a generation above any
-    file present, so no save to come writes these) and not named by it, and only of the
-    names a save writes (:data:`_GENERATION_FILE`). Called under the folder's lock, so no
-    writer is still at work on them; a reader reads only what a committed graph.json names.
-    Without this, each kill -9 during a save left its vector files for good."""
+    """Files left by saves killed before they committed, and only of the names a save writes:
+    in ``embeddings/``, of a generation older than ``doc``'s (the one just committed; every
+    save takes a generation above any file present, so no save to come writes these) and not
+    named by it (:data:`_GENERATION_FILE`); in ``content/``, texts ``doc`` does not name and
+    temporary files (:data:`_CONTENT_FILE`: a text's name carries its hash, so a later save
+    that needs one writes it again). Called under the folder's lock, so no writer is still at
+    work on them; a reader reads only what a committed graph.json names. Without this, each
+    kill -9 during a save left its files for good."""
     committed = _generation(doc)
-    try:
-        entries = sorted(p.name for p in (folder / "embeddings").iterdir() if p.is_file() and not p.is_symlink())
-    except OSError:
-        return []
     stray = []
-    for name in entries:
+    for name in _files_in(folder / "embeddings"):
         match = _GENERATION_FILE.match(name)
         if match and int(match.group("vec") or match.group("seal")) < committed and f"embeddings/{name}" not in named:
             stray.append(f"embeddings/{name}")
+    stray += [f"content/{name}" for name in _files_in(folder / "content")
+              if _CONTENT_FILE.match(name) and f"content/{name}" not in named]
     return stray
+
+
+def _files_in(folder: Path) -> list[str]:
+    """Names of the regular files in ``folder`` (none if it cannot be read)."""
+    try:
+        return sorted(p.name for p in folder.iterdir() if p.is_file() and not p.is_symlink())
+    except OSError:
+        return []
 
 
 _FLOAT_COLUMNS = (("links", "weight"), ("concept_edges", "weight"), ("content", "link_threshold"), ("content", "near_miss_similarity"))
