@@ -22,6 +22,7 @@ import logging
 import os
 import re
 import sys
+import warnings
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -55,8 +56,11 @@ def read_text_file(path: Path) -> str:
 
     if path.is_dir():
         raise LoomError(f"{path}: is a folder; give a file (or `loom-nb index` a folder)")
-    if not path.is_file():
+    if not path.exists():
         raise LoomError(f"{path}: no such file")
+    if not path.is_file():  # a pipe, a device: read to its end it could hang or never stop
+        raise LoomError(f"{path}: is not a regular file; to add what a command prints, pipe it to `loom-nb add SESSION` "
+                        "without --file")
     if is_secret_file(path.name):  # its values would reach the prompt unmasked where add_file refuses it
         raise LoomError(f"{path}: is a credentials file: loom-nb never reads one (index lists such files by name only); "
                         "add the lines you need as text instead, and their credentials are masked")
@@ -193,7 +197,7 @@ def cmd_eval(args) -> int:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if not any(r.metrics is not None for r in report.results):
         print("loom-nb: error: no case could be run (the reasons are above)", file=sys.stderr)
-        return 1
+        return 2
     return 0
 
 
@@ -640,6 +644,19 @@ class _CommandLineWords(logging.Filter):
         return True
 
 
+_OPTION_WORDS = (("pass window=N", "pass --window N"), ("(ask_ollama=True)", "(--ask-ollama)"))
+"""A warning's advice in Python words, and the same advice in the command line's."""
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line in the command line's words, not a library file and line of
+    code: ``loom-nb: warning: no window known for model …; pass --window N``."""
+    text = str(message)
+    for python, option in _OPTION_WORDS:
+        text = text.replace(python, option)
+    print(printable(f"loom-nb: warning: {text}"), file=file or sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -647,6 +664,7 @@ def main(argv: list[str] | None = None) -> int:
     engine_log.addFilter(words)  # for this command only: a notebook that calls main() keeps the Python wording
     collecting = gc.isenabled()
     stdout, sys.stdout = sys.stdout, _Printable(sys.stdout)  # what a workspace holds is shown, never run by the terminal
+    shown, warnings.showwarning = warnings.showwarning, _show_warning
     try:
         code = args.func(args)
         stdout.flush()  # a reader that left (| head) shows here, not as a traceback at exit
@@ -663,6 +681,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         engine_log.removeFilter(words)
+        warnings.showwarning = shown
         sys.stdout = stdout
         if collecting:  # main() called in a process that goes on (a test, a notebook)
             gc.enable()

@@ -1,7 +1,10 @@
 import json
+import os
+import warnings
 
 import pytest
 
+from loom_nb import cli
 from loom_nb.cli import MAX_INPUT_BYTES, main
 
 
@@ -70,6 +73,10 @@ def test_errors_are_one_clear_line(tmp_path, capsys):
     assert code == 2 and "limit" in err
     code, _, err = run(capsys, "add", s, "--file", str(tmp_path / "missing.txt"), "--embedder", "hashing")
     assert code == 2 and "no such file" in err
+    if hasattr(os, "mkfifo"):  # a pipe is there, and is not a file to read to its end: say that, not "no such file"
+        os.mkfifo(tmp_path / "pipe")
+        code, _, err = run(capsys, "add", s, "--file", str(tmp_path / "pipe"), "--embedder", "hashing")
+        assert code == 2 and "is not a regular file" in err and "without --file" in err
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "graph.json").write_text("{ truncated")
     code, _, err = run(capsys, "show", str(tmp_path / "bad"), "--embedder", "hashing")
@@ -101,7 +108,7 @@ def test_eval_says_why_cases_failed_and_fails_when_none_ran(tmp_path, capsys):
     cases = tmp_path / "cases.jsonl"
     cases.write_text(json.dumps({"id": "x", "query": "q", "workspace": str(tmp_path / "gone"), "gold_files": ["a.py"]}) + "\n")
     code, out, err = run(capsys, "eval", str(cases), "--strategy", "loom,bm25", "--embedder", "hashing")
-    assert code == 1 and "(1 failed)" in out
+    assert code == 2 and "(1 failed)" in out  # an error, as every command's: the README says exit 2
     assert f"failed: x: {tmp_path / 'gone'} is not a folder" in out and "no case could be run" in err
 
 
@@ -123,3 +130,17 @@ def test_escape_sequences_in_a_workspace_are_shown_not_obeyed(tmp_path, capsys):
     assert "M-^[31m" in json.dumps(json.loads(out))  # printed JSON is still JSON
     code, _, err = run(capsys, "show", s, "n\x1b[2J9")
     assert code == 2 and "\x1b" not in err
+
+
+def test_a_warning_is_one_line_in_the_command_lines_words(tmp_path, capsys):
+    """A library warning printed the library's file, its line of code, and advice in Python
+    words (``pass window=N``, ``ask_ollama=True``) to someone who typed options."""
+    s = str(tmp_path / "session")
+    assert run(capsys, "add", s, "oauth refresh tokens rotate", "--embedder", "hashing")[0] == 0
+    code, _, err = run(capsys, "query", s, "refresh", "--model", "my-own-model", "--embedder", "hashing")
+    assert code == 0
+    assert err.startswith("loom-nb: warning: no window known for model 'my-own-model'") and len(err.strip().splitlines()) == 1
+    assert "pass --window N" in err and "(--ask-ollama)" in err and "window=N" not in err and ".py:" not in err
+    code, _, err = run(capsys, "query", s, "refresh", "--budget", "9000", "--window", "4096", "--embedder", "hashing")
+    assert code == 0 and err.startswith("loom-nb: warning: a budget of 9,000 tokens is more than") and ".py:" not in err
+    assert warnings.showwarning is not cli._show_warning  # a notebook that calls main() keeps Python's display
