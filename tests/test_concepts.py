@@ -2,11 +2,14 @@
 the figures, and when indexing rebuilds. Vectors are built around known centres, so the
 right partition is known."""
 
+import json
+
 import numpy as np
 import pytest
 
 from loom_nb import HashingEmbedder, Loom, LoomConfig, LoomGraph
 from loom_nb.core.concepts import (
+    ConceptQuality,
     communities,
     concept_quality,
     distinctive_terms,
@@ -141,6 +144,17 @@ def test_concept_quality_matches_the_pairwise_means():
     assert q.between == pytest.approx(s[~same].mean(), abs=1e-5)
     assert q.per_thousand == pytest.approx(1000 * 3 / 18)
     assert "3 concepts for 18 content nodes" in str(q)
+
+
+def test_quality_of_one_member_concepts_says_why_there_is_no_within_cosine():
+    # a session built with add() links node by node: every concept had one member, and the
+    # summary printed "cosine within nan (separation +nan)"
+    q = ConceptQuality(content=12, concepts=12, median_size=1.0, largest=1, within=float("nan"), between=0.101)
+    assert str(q).endswith("cosine: no concept has two members; between 0.101 (no separation to measure)")
+    assert "nan" not in str(q) and "nan" not in q._repr_html_()
+    assert q.as_dict()["within"] is None and q.as_dict()["separation"] is None
+    json.dumps(q.as_dict(), allow_nan=False)  # JSON has no NaN
+    assert "nan" not in str(concept_quality(topic_graph(n_per=0)))
 
 
 def test_merge_then_split_gives_the_topics_back():

@@ -60,7 +60,7 @@ def test_a_pdf_is_cut_by_its_bookmarks_with_page_ranges(tmp_path):
     path = tmp_path / "paper.pdf"
     path.write_bytes(make_pdf(PAGES, [("Introduction", 1), ("Method", 2), ("Results", 4)]))
     sections = document_sections(path)
-    assert [s.title for s in sections] == ["paper.pdf p. 1-1", "paper.pdf p. 2: Introduction",
+    assert [s.title for s in sections] == ["paper.pdf p. 1", "paper.pdf p. 2: Introduction",  # one page: "p. 1", not "p. 1-1"
                                            "paper.pdf p. 3-4: Method", "paper.pdf p. 5: Results"]
     method = sections[2]
     assert "eleven signals" in method.text and "packed greedily" in method.text  # both pages of the section

@@ -44,8 +44,11 @@ def test_a_loom_md_is_taken_as_written_and_toml_comes_first(tmp_path):
 @pytest.mark.parametrize("text, message", [
     ("[rules]\ninstructions = [\"ok\"]\nnever_touch = generated/\n", r"\.loom\.toml: .*line 3"),
     ("[other]\nx = 1\n", r"no \[rules\] table"),
-    ("[rules]\ninstruction = \"typo\"\n", r"unknown key\(s\) in \[rules\]: instruction"),
-    ("[rules]\ninstructions = 3\n", r"wants instructions = \[strings\]"),
+    ("[rules]\ninstruction = \"typo\"\n", r"unknown key 'instruction' in \[rules\] \(line 2\) \(known: commands, "),
+    ("[rules]\ninstructions = 3\n", r"\[rules\] instructions \(line 2\) wants a string or a list of strings"),
+    # the key and its line, not the whole table's shape: which value is wrong was left to guess
+    ("[rules]\ninstructions = [\"ok\"]\n\n never_touch = \"generated/\"\n", r"\[rules\] never_touch \(line 4\) wants a list of strings"),
+    ("[rules]\ncommands = { test = 3 }\n", r"\[rules\] commands \(line 2\) wants \{name = \"command\", \.\.\.\}"),
 ])
 def test_a_malformed_file_says_what_and_where(tmp_path, text, message):
     (tmp_path / ".loom.toml").write_text(text)

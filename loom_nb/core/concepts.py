@@ -231,14 +231,23 @@ class ConceptQuality(Displayable):
         return self.within - self.between
 
     def __str__(self) -> str:
-        return (f"{self.concepts} concepts for {self.content} content nodes ({self.per_thousand:.0f} per 1,000); "
-                f"size median {self.median_size:g}, largest {self.largest}; cosine within {self.within:.3f}, "
-                f"between {self.between:.3f} (separation {self.separation:+.3f})")
+        head = (f"{self.concepts} concepts for {self.content} content nodes ({self.per_thousand:.0f} per 1,000); "
+                f"size median {self.median_size:g}, largest {self.largest}; ")
+        if np.isnan(self.within) or np.isnan(self.between):  # no pair to measure: say why, not "nan"
+            within = "no concept has two members" if np.isnan(self.within) else f"within {self.within:.3f}"
+            between = "one concept" if np.isnan(self.between) else f"between {self.between:.3f}"
+            return head + f"cosine: {within}; {between} (no separation to measure)"
+        return head + (f"cosine within {self.within:.3f}, between {self.between:.3f} "
+                       f"(separation {self.separation:+.3f})")
 
-    def as_dict(self) -> dict[str, float]:
+    def as_dict(self) -> dict[str, float | None]:
+        """Plain numbers for JSON; a cosine with no pair to measure is None (JSON has no NaN)."""
+        def number(value: float) -> float | None:
+            return None if np.isnan(value) else round(float(value), 4)
+
         return {"content": self.content, "concepts": self.concepts, "per_thousand": round(self.per_thousand, 1),
-                "median_size": self.median_size, "largest": self.largest, "within": round(self.within, 4),
-                "between": round(self.between, 4), "separation": round(self.separation, 4)}
+                "median_size": self.median_size, "largest": self.largest, "within": number(self.within),
+                "between": number(self.between), "separation": number(self.separation)}
 
 
 def primary_concepts(graph: LoomGraph) -> np.ndarray:

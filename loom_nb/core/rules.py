@@ -18,6 +18,7 @@ the line.
 
 from __future__ import annotations
 
+import re
 import threading
 import tomllib
 from dataclasses import dataclass
@@ -60,6 +61,20 @@ class ProjectRules:
         return bool(self.text)
 
 
+_WANTS = {"instructions": "a string or a list of strings", "never_touch": "a list of strings",
+          "commands": '{name = "command", ...}'}
+
+
+def _at_line(text: str, key: str) -> str:
+    """`` (line N)`` where ``key`` is assigned in the TOML ``text`` (tomllib names no line for a
+    value it parsed), or "" when no line reads so."""
+    pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*=""")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return f" (line {number})"
+    return ""
+
+
 def _toml_rules(path: Path, text: str) -> ProjectRules:
     try:
         data = tomllib.loads(text)
@@ -70,17 +85,20 @@ def _toml_rules(path: Path, text: str) -> ProjectRules:
         return ProjectRules(path, "", f"{path.name}: no [rules] table; the chat goes on without project rules")
     unknown = sorted(set(table) - _KEYS)
     if unknown:
-        return ProjectRules(path, "", f"{path.name}: unknown key(s) in [rules]: {', '.join(unknown)} "
+        return ProjectRules(path, "", f"{path.name}: unknown key {unknown[0]!r} in [rules]{_at_line(text, unknown[0])}"
+                                      f"{f' (and {len(unknown) - 1} more)' if len(unknown) > 1 else ''} "
                                       f"(known: {', '.join(sorted(_KEYS))}); the chat goes on without project rules")
     instructions = table.get("instructions", [])
     instructions = [instructions] if isinstance(instructions, str) else instructions
     never = table.get("never_touch", [])
     commands = table.get("commands", {})
-    if not (isinstance(instructions, list) and all(isinstance(i, str) for i in instructions)
-            and isinstance(never, list) and all(isinstance(n, str) for n in never)
-            and isinstance(commands, dict) and all(isinstance(c, str) for c in commands.values())):
-        return ProjectRules(path, "", f"{path.name}: [rules] wants instructions = [strings], never_touch = [strings], "
-                                      "commands = {name = \"command\"}; the chat goes on without project rules")
+    wrong = [key for key, ok in (
+        ("instructions", isinstance(instructions, list) and all(isinstance(i, str) for i in instructions)),
+        ("never_touch", isinstance(never, list) and all(isinstance(n, str) for n in never)),
+        ("commands", isinstance(commands, dict) and all(isinstance(c, str) for c in commands.values()))) if not ok]
+    if wrong:
+        return ProjectRules(path, "", f"{path.name}: [rules] {wrong[0]}{_at_line(text, wrong[0])} wants "
+                                      f"{_WANTS[wrong[0]]}; the chat goes on without project rules")
     lines = [f"Project rules ({path.name}, the user's standing instructions for this workspace):"]
     lines += [f"- {' '.join(i.split())}" for i in instructions if i.strip()]
     if never:

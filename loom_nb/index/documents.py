@@ -155,7 +155,7 @@ def _pdf_sections(path: Path, data: bytes) -> list[Section]:
         return [part for k in range(len(texts)) for part in _pdf_parts(name, texts, k, k, None, f"p. {k + 1}")]
     sections = []
     if marks[0][1] > 0:
-        sections += _pdf_parts(name, texts, 0, marks[0][1] - 1, None, f"p. 1-{marks[0][1]}")
+        sections += _pdf_parts(name, texts, 0, marks[0][1] - 1, None, _pages(1, marks[0][1]))
     for k, (title, first) in enumerate(marks):
         last = (marks[k + 1][1] if k + 1 < len(marks) else len(texts)) - 1
         last = max(first, last)
