@@ -19,7 +19,10 @@ reader of the prompt takes the header up to the first block, each block up to it
 marker, and the question from the first line after the blocks that starts ``Question:``
 to the end. Whatever the question holds comes after all of that, so it cannot add a
 manifest line or a block *before* it; it can only say things about the evidence, which
-the user may do anyway.
+the user may do anyway. A follow-up's earlier turns are the user's own text too and are not
+escaped either: each is a message of its own, before the one with the context. Only in the
+prompt as text, where each message sits under a ``### role`` line, could a line of one start
+a message; there :func:`escape_role_headers` escapes such lines as :func:`escape_evidence` does.
 """
 
 from __future__ import annotations
