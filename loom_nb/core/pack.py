@@ -226,8 +226,8 @@ def budget_within(plan: Budget, tokens: int) -> Budget:
     if tokens > plan.context:
         warnings.warn(
             f"a budget of {tokens:,} tokens is more than a {plan.window:,}-token window leaves for context "
-            f"({plan.context:,}, after the system prompt, the question and the answer's reservation): "
-            f"the context is cut to {plan.context:,}", BudgetOverWindowWarning, stacklevel=4)
+            f"({plan.context:,}, after the system prompt, the question{', the history' * bool(plan.history)} and the answer's "
+            f"reservation): the context is cut to {plan.context:,}", BudgetOverWindowWarning, stacklevel=4)
         context = plan.context
     return replace(plan, context=context, manifest_reserved=min(manifest_fixed_tokens(), context), source="explicit")
 
