@@ -98,7 +98,7 @@ class FaultyOllama(OllamaStandIn):
                 return fault
         return None
 
-    def _chat(self, handler, body):
+    def _chat(self, handler, body):  # noqa: C901 - one branch per fault the stand-in server can play
         fault = self.fault_for(body)
         if fault is None:
             return super()._chat(handler, body)

@@ -202,3 +202,61 @@ def test_a_capped_mode_is_caught_leaving_budget_idle_and_the_defaults_are_not(lo
     assert loom.query("refresh token rotation", budget=2000, mode=capped).packed.unused_with_room()
     for mode in ("bare", "fused", None):
         assert not loom.query("refresh token rotation", budget=2000, mode=mode).packed.unused_with_room()
+
+
+# -- the history in the messages -------------------------------------------------------------
+
+HISTORY = [{"role": "user", "content": "Why is a reused refresh token rejected?"},
+           {"role": "assistant", "content": "Rotation revokes the whole family."},
+           {"role": "user", "content": "Which service logs it?"},
+           {"role": "assistant", "content": "The auth service, as invalid_grant."}]
+
+
+@pytest.mark.parametrize("limits", [{"budget": 600}, {"window": 8192}, {"window": 8192, "budget": 600}],
+                         ids=["budget", "window", "both"])
+def test_a_follow_up_sends_its_history_between_the_system_prompt_and_the_question(loom, limits):
+    """result.messages can go to a model as they are: the follow-up keeps what it refers to."""
+    result = loom.query(Query("and what does the gateway do then?", HISTORY), **limits)
+    assert result.messages[0] == {"role": "system", "content": loom.graph.config.system_prompt}
+    assert result.messages[1:-1] == HISTORY  # every turn, oldest first, as it was said
+    assert result.messages[-1] == {"role": "user", "content": f"{result.context}\n\nQuestion: and what does the gateway do then?"}
+    assert result.prompt.startswith("### system\n") and "\n\n### assistant\nRotation revokes the whole family.\n\n" in result.prompt
+
+
+@pytest.mark.parametrize("limits", [{"budget": 600}, {"window": 4096}, {"window": 2048, "budget": 500}, {}])
+def test_a_query_without_history_sends_the_two_messages_it_always_sent(loom, limits):
+    """A guard, not a fix: the messages of a query without history are byte for byte the
+    system prompt and the context with the question, as before the history was sent."""
+    config = loom.graph.config
+    for request in ("why is a reused refresh token rejected?", Query("why is a reused refresh token rejected?")):
+        result = loom.query(request, **limits)
+        user = f"{result.context}\n\nQuestion: why is a reused refresh token rejected?"
+        assert result.messages == [{"role": "system", "content": config.system_prompt}, {"role": "user", "content": user}]
+        assert result.prompt == f"### system\n{config.system_prompt}\n\n### user\n{user}"
+        assert "history" not in result.budget_split()
+
+
+def test_a_small_window_keeps_the_newest_turns_that_fit_and_counts_them(loom):
+    turns = [{"role": role, "content": f"turn {k}: " + "refresh token rotation detail " * 30}
+             for k, role in enumerate(["user", "assistant"] * 4)]
+    cost = [count_tokens(t["content"]) + MESSAGE_OVERHEAD for t in turns]
+    result = loom.query(Query("and then?", turns), window=2048)
+    sent = result.messages[1:-1]
+    assert 0 < len(sent) < len(turns) and sent == turns[-len(sent):]  # the oldest dropped, the newest kept in order
+    split = result.budget_split()
+    assert split["history"] == sum(cost[-len(sent):])
+    rest = 2048 - split["system prompt"] - split["query"] - split["output reserved"]
+    cap = int(rest * Zones().history_share)  # the chat's history zone, filled by the same rule
+    assert split["history"] <= cap < split["history"] + cost[-len(sent) - 1]
+    assert sum(split.values()) == 2048  # system, query, output, history and context fill the window, no more
+    alone = loom.query("and then?", window=2048)  # the same message, no history: the context had that room
+    assert alone.budget.context - result.budget.context == split["history"]
+
+
+def test_with_a_budget_alone_the_history_goes_whole_beside_the_context(loom):
+    """A budget without a window is the context's: the caller chose the history and counts it."""
+    long = [{"role": "user", "content": "Why does rotation fail? " + "refresh token rotation detail " * 600},
+            {"role": "assistant", "content": "The family is revoked."}]
+    result = loom.query(Query("and then?", long), budget=300)
+    assert result.messages[1:-1] == long
+    assert result.budget.context == 300 and "history" not in result.budget_split()

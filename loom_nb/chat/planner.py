@@ -28,7 +28,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..core.budget import WindowPlan, Zones, plan_window
+from ..core.budget import WindowPlan, Zones, plan_window, window_history  # window_history: importable from here as before
 from ..core.prompt_safety import CLIPPED_MESSAGE_SHARE, clip_message
 from ..core.query import Query
 from ..core.secrets import mask_secrets
@@ -60,23 +60,6 @@ class Message:
 HistorySelector = Callable[[int], tuple[list[Message], str, list[str]]]
 """Given the history zone's cap in tokens: the messages kept, a summary text of older ones
 (may be empty) and the ids of the summary nodes behind it."""
-
-
-def window_history(messages: Sequence[Message], cap: int) -> list[Message]:
-    """The newest messages whose costs fit ``cap`` together, oldest first (seed 001).
-
-    >>> msgs = [Message.of("user", "one two three"), Message.of("assistant", "four")]
-    >>> [m.content for m in window_history(msgs, 6)]
-    ['four']
-    """
-    kept, used = [], 0
-    for message in reversed(messages):
-        if used + message.cost() > cap:
-            break
-        kept.append(message)
-        used += message.cost()
-    kept.reverse()
-    return kept
 
 
 @dataclass

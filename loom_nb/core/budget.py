@@ -3,9 +3,9 @@
 Seed 000 §6.1 gives the budget (window − system prompt − query − output reservation); seeds
 001 and 003 add the zones a chat needs: decisions, a workspace summary, tool definitions,
 history, and the list of nodes *available on request*. :func:`plan_window` computes all of
-them, for :meth:`Loom.query(window=…) <loom_nb.core.engine.Loom.query>` (no history, no tools)
-and for every chat turn (:func:`loom_nb.chat.planner.plan_turn`) alike, so both split a
-window the same way.
+them, for :meth:`Loom.query(window=…) <loom_nb.core.engine.Loom.query>` (no tools) and for
+every chat turn (:func:`loom_nb.chat.planner.plan_turn`) alike, and :func:`window_history`
+keeps the newest messages that fit the history zone, so both split a window the same way.
 
 The zones, in the order they are drawn:
 
@@ -17,6 +17,7 @@ The zones, in the order they are drawn:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -26,6 +27,9 @@ ZONE_NAMES: tuple[str, ...] = (
     "system prompt", "project rules", "decision context", "workspace summary", "tool definitions", "reserved output",
     "query", "history", "context", "available on request", "unused",
 )
+
+
+M = TypeVar("M")
 
 
 class BudgetOverWindowWarning(UserWarning):
@@ -182,3 +186,28 @@ def plan_window(
     reserve = min(shares.available_max, rest // 10) if callbacks else 0
     zones["context"] = max(rest - reserve, 0)
     return WindowPlan(int(window), zones, history_cap, reserve)
+
+
+def window_history(messages: Sequence[M], cap: int, cost: Callable[[M], int] | None = None) -> list[M]:
+    """The newest messages whose costs fit ``cap`` together, oldest first (seed 001).
+
+    A message's cost is its tokens with the per-message overhead: by default its ``cost()``
+    (:class:`loom_nb.chat.planner.Message` has one), else ``cost(message)``. The walk stops
+    at the first message that does not fit, so what is kept is always the newest run of the
+    conversation, never a gap. Chat turns (:func:`loom_nb.chat.planner.plan_turn`) and
+    :meth:`Loom.query(Query(…), window=…) <loom_nb.core.engine.Loom.query>` both keep history by it.
+
+    >>> window_history(["one two three", "four", "five"], 9, cost=len)
+    ['four', 'five']
+    >>> window_history(["one two three", "four"], 3, cost=len)
+    []
+    """
+    measure = cost or (lambda message: message.cost())
+    kept, used = [], 0
+    for message in reversed(messages):
+        if used + measure(message) > cap:
+            break
+        kept.append(message)
+        used += measure(message)
+    kept.reverse()
+    return kept

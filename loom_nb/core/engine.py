@@ -43,6 +43,7 @@ from .pack import (
     fit_window,
     pack,
 )
+from .prompt import render_prompt
 from .chunks import chunk_spans
 from .rank import Ranking, rank
 from .secrets import is_secret_file
@@ -87,9 +88,13 @@ class AddResult(Displayable):
 class QueryResult(Displayable):
     """Everything one query decided: the prompt text and the table behind it.
 
-    ``messages`` / :attr:`prompt` are what goes to the model; :attr:`table` holds every
-    content node with its signals, score, decision and reason (GraphRAG keeps these apart
-    the same way: the rendered context, and the records that explain it).
+    ``messages`` / :attr:`prompt` are what goes to the model: the system prompt, the
+    conversation before the message when the query carries one (each earlier turn as it
+    was said, oldest first; with a window, the newest turns that fit its history zone), and
+    the user message, which holds the context and ``Question:`` with the message.
+    :attr:`table` holds every content node with its signals, score, decision and reason
+    (GraphRAG keeps these apart the same way: the rendered context, and the records that
+    explain it).
     """
 
     query: str
@@ -132,8 +137,10 @@ class QueryResult(Displayable):
 
     @property
     def prompt(self) -> str:
-        """The whole prompt as text: each message under its role."""
-        return "\n\n".join(f"### {m['role']}\n{m['content']}" for m in self.messages)
+        """The whole prompt as text: each message under a ``### role`` line. A line of an
+        earlier turn that reads as such a header is escaped, so it cannot start a message of
+        its own (:func:`~loom_nb.core.prompt.render_prompt`)."""
+        return render_prompt(self.messages)
 
     @property
     def table(self) -> list[NodeDecision]:
@@ -858,14 +865,21 @@ class Loom(Displayable):
         text : str or Query
             The user's message, or a :class:`~loom_nb.core.query.Query` carrying the
             message and the conversation before it. The classifier grades the message
-            alone; ranking reads the message and, clipped, the previous exchange.
+            alone; ranking reads the message and, clipped, the previous exchange. The
+            result's ``messages`` carry the conversation too, between the system prompt
+            and the user message (context and question), so that they can be sent to a
+            model as they are.
         budget : int, optional
             Tokens for the context (manifest + evidence). Without it the budget comes from
-            the window: model window − system prompt − query − output reservation. Given
-            with ``window`` or ``model``, the budget is used within the window: when it is
-            more than the window leaves for context it is cut to that, with a
-            :class:`~loom_nb.core.budget.BudgetOverWindowWarning` (the prompt must fit
-            the model, whatever the budget asked for).
+            the window: model window − system prompt − query − history − output
+            reservation, where the history is the newest turns of the query's history that
+            fit the history zone (at most 35 % of what the fixed zones leave, as in a chat
+            turn; older turns are not sent). Given with ``window`` or ``model``, the budget
+            is used within the window: when it is more than the window leaves for context it
+            is cut to that, with a :class:`~loom_nb.core.budget.BudgetOverWindowWarning`
+            (the prompt must fit the model, whatever the budget asked for). Given alone, it
+            is the context's and nothing else's: the history is sent whole beside it, and
+            counting it is the caller's part.
         model : str, optional
             A model name, to look its window up (table; Ollama via :meth:`ask_ollama`).
         window : int, optional
@@ -949,7 +963,7 @@ class Loom(Displayable):
             ranking.relevant[excluded_rows] = False
         timings["rank"] = time.perf_counter() - rank_started
         pack_started = time.perf_counter()
-        win = None
+        win, history = None, request.history  # a budget alone is the context's: the history is sent whole beside it
         if budget is not None and window is None and model is None:
             plan = explicit_budget(int(budget), chosen)
         else:
@@ -964,13 +978,14 @@ class Loom(Displayable):
                     window = win.num_ctx
                 else:
                     window = config.default_window
-            plan, prompt_text = fit_window(int(window), system_prompt=config.system_prompt, question=text,
-                                           complexity=classification.complexity, config=config, mode=chosen)
+            plan, prompt_text, history = fit_window(int(window), system_prompt=config.system_prompt, question=text,
+                                                    complexity=classification.complexity, config=config, mode=chosen,
+                                                    history=request.history)
             if budget is not None:  # a budget and a window: the budget, within what the window leaves for context
                 plan = budget_within(plan, int(budget))
         packed = pack(self.graph, ranking, plan, mode=chosen, query_vector=query_vector, callback_available=callback,
                       config=config, excluded={row: exclude_reason for row in excluded_rows})
-        messages = assemble_prompt(config.system_prompt, packed.context, prompt_text)
+        messages = assemble_prompt(config.system_prompt, packed.context, prompt_text, history)
         timings["pack"] = time.perf_counter() - pack_started
         if record:
             self.graph.advance_turn()

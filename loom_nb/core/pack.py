@@ -14,12 +14,12 @@ import logging
 import warnings
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
 from .config import SIGNALS, LoomConfig
-from .budget import BudgetOverWindowWarning, output_reservation, plan_window
+from .budget import BudgetOverWindowWarning, output_reservation, plan_window, window_history
 from .modes import MODES, Mode, choose_mode, get_mode  # noqa: F401  (modes live in core.modes; re-exported)
 from .prompt import (  # noqa: F401 - importable from here as before
     Block,
@@ -34,6 +34,7 @@ from .prompt import (  # noqa: F401 - importable from here as before
 from .errors import LoomError, StaleReferenceError
 from .graph import LoomGraph
 from .chunks import best_chunks, chunk_facts, query_terms
+from .query import Turn
 from .rank import Ranking, semantic_floor
 from .tokens import count_tokens
 
@@ -89,13 +90,18 @@ class Budget:
         """Tokens for the loaded nodes and their manifest lines."""
         return max(self.context - self.manifest_reserved, 0)
 
+    @property
+    def history(self) -> int:
+        """Tokens of the history the window holds (a follow-up's earlier turns; 0 without a
+        window: a budget alone is the context's, and the history is sent beside it whole)."""
+        return (self.window_zones or {}).get("history", 0)
+
     def zones(self) -> dict[str, int]:
-        return {
-            "system prompt": self.system_prompt,
-            "query": self.query,
-            "output reserved": self.output_reserved,
-            "context (manifest + evidence)": self.context,
-        }
+        zones = {"system prompt": self.system_prompt, "query": self.query, "output reserved": self.output_reserved}
+        if self.history:
+            zones["history"] = self.history
+        zones["context (manifest + evidence)"] = self.context
+        return zones
 
     def __str__(self) -> str:
         head = f"window {self.window:,}" if self.window else "explicit context budget"
@@ -112,20 +118,42 @@ def compute_budget(
     complexity: float | None = None,
     config: LoomConfig | None = None,
     mode: Mode | None = None,
+    history: Sequence[Turn] = (),
 ) -> Budget:
-    """budget = window − system prompt − query − output reservation (§6.1).
+    """budget = window − system prompt − query − history − output reservation (§6.1).
 
     The split is :func:`loom_nb.core.budget.plan_window`'s, the one chat turns use too.
+    ``history`` (a follow-up's earlier turns, oldest first) gets the history zone: the newest
+    turns that fit it are kept (:func:`fit_window` says which), and what they cost is
+    :attr:`Budget.history`.
 
     >>> b = compute_budget(8192, system_prompt="", query="", complexity=None)
     >>> b.output_reserved, b.context
     (2457, 5723)
+    >>> b = compute_budget(8192, system_prompt="", query="", history=[Turn("user", "Why?"), Turn("assistant", "Because.")])
+    >>> b.history, b.context
+    (12, 5711)
     """
-    config = config or LoomConfig()
+    return _window_budget(window, system_prompt, query, complexity, config or LoomConfig(), mode, history)[0]
+
+
+def history_cost(turn: Turn) -> int:
+    """Tokens one turn of the history costs in the prompt: its text and :data:`MESSAGE_OVERHEAD`."""
+    return count_tokens(turn.content) + MESSAGE_OVERHEAD
+
+
+def _window_budget(window: int, system_prompt: str, query: str, complexity: float | None, config: LoomConfig,
+                   mode: Mode | None, history: Sequence[Turn]) -> tuple[Budget, list[Turn]]:
+    """:func:`compute_budget`, and the turns of ``history`` it kept."""
     system = count_tokens(system_prompt) + MESSAGE_OVERHEAD
     query_tokens = count_tokens(f"\n\nQuestion: {query}") + MESSAGE_OVERHEAD
+    kept: list[Turn] = []
     try:
-        plan = plan_window(int(window), config=config, complexity=complexity, system_tokens=system, query_tokens=query_tokens)
+        plan = plan_window(int(window), config=config, complexity=complexity, system_tokens=system, query_tokens=query_tokens,
+                           history=bool(history))
+        if history:  # the newest turns that fit, as a chat turn keeps them
+            kept = window_history(history, plan.history_cap, cost=history_cost)
+            plan = plan.with_history(sum(history_cost(turn) for turn in kept))
         context, zones = plan.context, plan.zones
     except ValueError:  # the window is too small even for the question: no context at all
         context, zones = 0, None
@@ -133,24 +161,36 @@ def compute_budget(
     if cap is not None:
         context = min(context, cap)
     output = zones["reserved output"] if zones else int(window * output_reservation(complexity, config))
-    return Budget(window, system, query_tokens, output, min(manifest_fixed_tokens(), context), context, cap, "window", zones)
+    budget = Budget(window, system, query_tokens, output, min(manifest_fixed_tokens(), context), context, cap, "window", zones)
+    return budget, kept
+
+
+class FittedWindow(NamedTuple):
+    """A window's budget for one query, and what of the query the prompt carries."""
+
+    budget: Budget
+    question: str
+    """The question as sent: clipped to its start and end when it alone overflows the window."""
+    history: list[Turn]
+    """The newest turns of the history that fit the window's history zone, oldest first."""
 
 
 def fit_window(window: int, *, system_prompt: str, question: str, complexity: float | None = None,
-               config: LoomConfig | None = None, mode: Mode | None = None) -> tuple[Budget, str]:
-    """:func:`compute_budget`, and the question as the prompt can carry it.
+               config: LoomConfig | None = None, mode: Mode | None = None, history: Sequence[Turn] = ()) -> FittedWindow:
+    """:func:`compute_budget`, and the question and the history as the prompt can carry them.
 
     A question that alone overflows the window is clipped to its start and its end (half
     the room the fixed zones leave, :data:`~loom_nb.core.prompt_safety.CLIPPED_MESSAGE_SHARE`)
     with a warning, rather than sent whole for Ollama to cut from the front; a window the
-    fixed zones fill alone raises :class:`~loom_nb.core.errors.LoomError`.
+    fixed zones fill alone raises :class:`~loom_nb.core.errors.LoomError`. Of ``history``
+    the newest turns that fit the history zone are kept; the context gets what they leave.
     """
     from .prompt_safety import CLIPPED_MESSAGE_SHARE, clip_message
 
     config = config or LoomConfig()
-    plan = compute_budget(window, system_prompt=system_prompt, query=question, complexity=complexity, config=config, mode=mode)
+    plan, kept = _window_budget(window, system_prompt, question, complexity, config, mode, history)
     if plan.window_zones is not None:
-        return plan, question
+        return FittedWindow(plan, question, kept)
     room = window - plan.system_prompt - plan.output_reserved
     limit = int(room * CLIPPED_MESSAGE_SHARE) - count_tokens("\n\nQuestion: ") - MESSAGE_OVERHEAD
     if limit <= 0:  # sent anyway, the prompt would overflow the window and the model cut it from the front
@@ -161,8 +201,8 @@ def fit_window(window: int, *, system_prompt: str, question: str, complexity: fl
     log.warning("the question is %s tokens, more than a %s-token window holds beside the system prompt "
                 "and the answer's reservation: sent clipped to %s tokens (its start and its end)",
                 f"{count_tokens(question):,}", f"{window:,}", f"{count_tokens(clipped):,}")
-    plan = compute_budget(window, system_prompt=system_prompt, query=clipped, complexity=complexity, config=config, mode=mode)
-    return plan, clipped
+    plan, kept = _window_budget(window, system_prompt, clipped, complexity, config, mode, history)
+    return FittedWindow(plan, clipped, kept)
 
 
 def budget_within(plan: Budget, tokens: int) -> Budget:
@@ -186,8 +226,8 @@ def budget_within(plan: Budget, tokens: int) -> Budget:
     if tokens > plan.context:
         warnings.warn(
             f"a budget of {tokens:,} tokens is more than a {plan.window:,}-token window leaves for context "
-            f"({plan.context:,}, after the system prompt, the question and the answer's reservation): "
-            f"the context is cut to {plan.context:,}", BudgetOverWindowWarning, stacklevel=4)
+            f"({plan.context:,}, after the system prompt, the question{', the history' * bool(plan.history)} and the answer's "
+            f"reservation): the context is cut to {plan.context:,}", BudgetOverWindowWarning, stacklevel=4)
         context = plan.context
     return replace(plan, context=context, manifest_reserved=min(manifest_fixed_tokens(), context), source="explicit")
 

@@ -47,7 +47,10 @@ class Query:
         The user's message, as typed. The classifier grades this alone.
     history : sequence of ``{role, content}`` or :class:`Turn`
         Earlier messages, oldest first (a chat's previous turns; an evaluation case's
-        ``history``).
+        ``history``). :meth:`Loom.query <loom_nb.core.engine.Loom.query>` ranks with the
+        previous exchange and sends the turns in its ``messages``, between the system prompt
+        and the message, as they were said; with a window, only the newest that fit its
+        history zone, and the context gets what they leave.
 
     Examples
     --------
