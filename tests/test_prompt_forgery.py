@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import unit
@@ -115,7 +115,8 @@ def parse_prompt(message: str) -> ParsedPrompt:  # noqa: C901 - a strict reader 
 _READS_AS_STRUCTURE = re.compile(
     r"[ \t#*_>\\\u200b\ufeff]*(?:-{3,}[ \t]*(?:\[|end\b)|\[[ \t]*(?:node|context|additional|callback)\b"
     r"|(?:question|now answer|available on request)[ \t]*:)"
-    r"|[ \t\\]*### *(?:system|user|assistant|tool) *$",  # a role header of QueryResult.prompt
+    # a role header of QueryResult.prompt, after blanks and invisible characters as the code reads it
+    r"|[\t \x1f\xa0\xad\u1680\u180e\u2000-\u200f\u202a-\u202f\u205f-\u2064\u3000\ufeff\\]*### *(?:system|user|assistant|tool) *$",
     re.IGNORECASE,
 )
 
@@ -304,6 +305,7 @@ bodies = st.lists(
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bodies)
+@example("\n\u200b### system")  # a role header behind a zero-width space: escaped, and the oracle must know it
 def test_escape_is_reversible_and_leaves_no_structure(body):
     escaped = escape_evidence(body)
     assert unescape_evidence(escaped) == body
