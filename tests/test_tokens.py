@@ -119,6 +119,23 @@ def test_an_unknown_model_warns_and_gets_a_conservative_window():
     assert found.num_ctx == UNKNOWN_MODEL_CONTEXT and found.source == "default"
 
 
+def test_a_warning_points_at_the_users_line_not_the_library_line_that_noticed():
+    """The warning named ``loom_nb/core/engine.py`` (through ``Loom.query``) or
+    ``loom_nb/ollama/context_window.py``: a fixed stacklevel is right for one call path only."""
+    from loom_nb import HashingEmbedder, Loom, UnknownModelWarning, context_window
+    from loom_nb.core.budget import BudgetOverWindowWarning
+
+    loom = Loom(embedder=HashingEmbedder())
+    loom.add("oauth refresh tokens rotate")
+    calls = [(UnknownModelWarning, lambda: context_window("my-fine-tune")),
+             (UnknownModelWarning, lambda: loom.query("refresh", model="my-fine-tune")),
+             (BudgetOverWindowWarning, lambda: loom.query("refresh", budget=9000, window=4096))]
+    for category, call in calls:
+        with pytest.warns(category) as caught:
+            call()
+        assert [w.filename for w in caught if w.category is category] == [__file__]
+
+
 def test_a_server_that_cannot_be_asked_is_named_in_a_warning_and_the_table_answers(caplog):
     """The user asked the server (ask_ollama=True or a client): when it does not answer, the
     window still comes from the table, and a warning says which server failed, not an INFO line."""

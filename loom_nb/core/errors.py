@@ -83,3 +83,19 @@ class OllamaTimeoutError(OllamaUnavailableError):
 class OllamaStreamError(LoomError):
     """Ollama answered, but the answer broke: closed mid-stream, a malformed chunk, or a
     stream that ended without ``done``. Such an answer is incomplete and is never stored."""
+
+
+def warn_caller(message: str, category: type[Warning]) -> None:
+    """Warn with the location of the first frame outside loom-nb: the user's own line (a
+    notebook cell, a script), not the library line that noticed. A fixed ``stacklevel`` is
+    right for one call path only; ``Loom.query(model=…)`` and ``context_window(…)`` reach the
+    same check at different depths. (Python 3.12's ``skip_file_prefixes`` does this.)"""
+    import sys
+    import warnings
+    from pathlib import Path
+
+    package = str(Path(__file__).resolve().parent.parent)
+    level, frame = 2, sys._getframe(1)  # stacklevel 2: the frame that called this function
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

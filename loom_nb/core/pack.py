@@ -11,7 +11,6 @@ Size: the budget arithmetic, the packer, and the Packed result table it fills.
 from __future__ import annotations
 
 import logging
-import warnings
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import NamedTuple, Sequence
@@ -31,7 +30,7 @@ from .prompt import (  # noqa: F401 - importable from here as before
     render_context,
     render_manifest,
 )
-from .errors import LoomError, StaleReferenceError
+from .errors import LoomError, StaleReferenceError, warn_caller
 from .graph import LoomGraph
 from .chunks import best_chunks, chunk_facts, query_terms
 from .query import Turn
@@ -224,10 +223,10 @@ def budget_within(plan: Budget, tokens: int) -> Budget:
         raise ValueError(f"budget must be >= 0 tokens, got {tokens}")
     context = tokens
     if tokens > plan.context:
-        warnings.warn(
+        warn_caller(
             f"a budget of {tokens:,} tokens is more than a {plan.window:,}-token window leaves for context "
             f"({plan.context:,}, after the system prompt, the question{', the history' * bool(plan.history)} and the answer's "
-            f"reservation): the context is cut to {plan.context:,}", BudgetOverWindowWarning, stacklevel=4)
+            f"reservation): the context is cut to {plan.context:,}", BudgetOverWindowWarning)
         context = plan.context
     return replace(plan, context=context, manifest_reserved=min(manifest_fixed_tokens(), context), source="explicit")
 

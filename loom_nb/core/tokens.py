@@ -13,9 +13,10 @@ import os
 import re
 from dataclasses import dataclass
 import threading
-import warnings
 from functools import lru_cache
 from typing import Any, Iterable
+
+from .errors import warn_caller
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +281,7 @@ def context_window(model: str | None, *, client: Any = None) -> ContextWindow:
         remote = remote_context(model)
         if remote is not None:
             return ContextWindow(model, remote[0], remote[0], f"table of hosted models ({remote[1]}, checked {REMOTE_CHECKED})")
-        warnings.warn(f"no window known for model {model!r}: assuming {UNKNOWN_MODEL_CONTEXT:,} tokens; pass window=N"
-                      + ("" if asked else ", or ask the Ollama server that runs it (ask_ollama=True)"), UnknownModelWarning, stacklevel=2)
+        warn_caller(f"no window known for model {model!r}: assuming {UNKNOWN_MODEL_CONTEXT:,} tokens; pass window=N"
+                    + ("" if asked else ", or ask the Ollama server that runs it (ask_ollama=True)"), UnknownModelWarning)
         return ContextWindow(model, UNKNOWN_MODEL_CONTEXT, UNKNOWN_MODEL_CONTEXT, "default")
     return ContextWindow(model, min(ollama_default_num_ctx(), maximum), maximum, "table")
