@@ -196,6 +196,15 @@ def test_names_and_settings_that_only_look_like_credentials_are_left_alone(line)
     ("REDIS_URL=redis://:Sup3rS3cret@cache:6379/0", "url-password", "Sup3rS3cret"),
     ('<meta content="Vbmuc30dLLFdm7POIe3xfTa4nODYc/la/wLrI1OLEOI=" name="csrf-token" />', "high-entropy",
      "Vbmuc30dLLFdm7POIe3xfTa4nODYc/la/wLrI1OLEOI="),
+    # hex under a credential's name (secrets.token_hex(), openssl rand -hex): FastAPI's and
+    # Flask's docs put their signing keys so, and all of them reached the prompt
+    ('SECRET_KEY = "09d25e094faa6ca2556c818166b7a9563b93f7099f6f0f4caa6cf63b88e8d3e7"', "password-like",
+     "09d25e094faa6ca2556c818166b7a9563b93f7099f6f0f4caa6cf63b88e8d3e7"),
+    ("app.secret_key = '192b9bdd22ab9ed4d12e236c78afcb9a393ec15f71bbf5dc987d54727823bcbf'", "password-like",
+     "192b9bdd22ab9ed4d12e236c78afcb9a393ec15f71bbf5dc987d54727823bcbf"),
+    ("API_KEY=4f9a0c1d2e3f4a5b6c7d8e9f0a1b2c3d", "password-like", "4f9a0c1d2e3f4a5b6c7d8e9f0a1b2c3d"),
+    ("  api_key: 4f9a0c1d2e3f4a5b6c7d8e9f0a1b2c3d", "password-like", "4f9a0c1d2e3f4a5b6c7d8e9f0a1b2c3d"),
+    ('github_token = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"', "password-like", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"),
 ])
 def test_credentials_in_assignments_and_urls_are_masked(line, kind, value):
     masked, found = mask_secrets(line)
@@ -465,6 +474,8 @@ def test_decisions_and_project_rules_are_masked_before_a_prompt_holds_them(tmp_p
     '<script src="https://cdn.example.com/bootstrap.min.js" integrity="sha384-' + "Q6E9RHvbIyZFJoft+2mJbHaEWldlvI9IOYy5n3zV9zzTtmI3UksdQRVvoxMfooAo" + '" crossorigin="anonymous">',
     '      "integrity": "sha512-' + "v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXPs17LhbZVGedAJv8XZ1tvj5FvSg==" + '",',
     '      "integrity": "sha1-' + "C0gkb8eJRp2nR2Yb1xcHGQTnQTE=" + '",',
+    'commit_sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"',  # hex under a name that is no credential's
+    'expected_digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
 ])
 def test_env_lines_and_digests_that_only_look_like_credentials_are_left_alone(line):
     """The env-line rule took any name holding a secret word (TOKEN_ENDPOINT, DB_PASSWORD_FILE) and

@@ -31,8 +31,8 @@ must stay fast. The rules:
   ``r"…"`` a pattern). ``password = get_password()`` is a call, not a literal, and is left
   alone. The word must end the name, give or take a suffix such as ``_value`` or ``_prod``:
   ``token_endpoint``, ``TokenLookup``, ``token_type``, ``api-keyword``, ``DB_PASSWORD_FILE`` and
-  ``AUTH_TOKEN_HEADER`` name something else. Not taken for a credential: a number, a hex
-  digest, a lower-case identifier, a URL without a user in it, a path, a template
+  ``AUTH_TOKEN_HEADER`` name something else. A hex value is one (``SECRET_KEY =
+  "09d25e…"``, from ``secrets.token_hex()``). Not taken for a credential: a number, a lower-case identifier, a URL without a user in it, a path, a template
   (``{env.SECRET}``), a bracketed name (``"[MASK]"``), and, unless the name says password,
   letters and separators with no digit (``"X-CSRF-Token"``, ``"header:X-Token,form:csrf"``,
   ``"Bearer"``): header names and settings, where a token or key of random characters has digits;
@@ -175,9 +175,12 @@ _PLACEHOLDER = re.compile(r"(?i)^(?:x+|\*+|changeme|change_me|password|secret|ex
 
 
 def _plausible(value: str) -> bool:
-    """A value that could be a credential: not a placeholder, a number, a hex digest, a mask,
-    or a lower-case identifier or dotted name (``ollama_first_token_timeout``, ``core.tokens``)."""
-    return not (_PLACEHOLDER.match(value) or re.fullmatch(r"[\d_.,]+", value) or re.fullmatch(r"[0-9a-f]{32,}", value)
+    """A value a credential's name is given that could be the credential: not a placeholder, a
+    number, a mask, or a lower-case identifier or dotted name (``ollama_first_token_timeout``,
+    ``core.tokens``). Hex is plausible here: ``secrets.token_hex()`` and ``openssl rand -hex``
+    make the usual ``SECRET_KEY``; only the high-entropy rule, which has no name to go by,
+    leaves hex digests alone."""
+    return not (_PLACEHOLDER.match(value) or re.fullmatch(r"[\d_.,]+", value)
                 or re.fullmatch(r"\[[a-z-]+\]\**", value) or (re.fullmatch(r"[a-z_][a-z0-9_.]*", value) and not re.search(r"\d", value)))
 
 
