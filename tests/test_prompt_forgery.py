@@ -342,3 +342,17 @@ def test_a_look_alike_of_a_marker_is_escaped_like_the_marker(line):
 def test_text_with_dashes_and_accents_that_is_not_a_marker_stays_as_it_is():
     body = "Café — a note\n— a quoted line\nréponse : oui\n## Système"
     assert escape_evidence(body) == body
+
+
+def test_a_title_carries_no_control_character_into_the_manifest():
+    """A repository's heading ``# Intro\\x1b[31m red`` reached the manifest, the prompt and a
+    terminal that printed it with its escape sequence; bidirectional overrides reorder what a
+    reader sees (Trojan Source). They are written as escapes, as paths are."""
+    from loom_nb import HashingEmbedder, Loom
+
+    loom = Loom(embedder=HashingEmbedder())
+    loom.add("the intro of the guide, in red", title="Intro\x1b[31m red\x07 \u202egnp.exe")
+    result = loom.query("intro guide", budget=800)
+    line = next(line for line in result.manifest.splitlines() if line.startswith("[Node "))
+    assert "Intro\\x1b(31m red\\x07 \\u202egnp.exe" in line
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", result.prompt)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from .prompt_safety import escape_evidence, escape_role_headers
+from .prompt_safety import escape_evidence, escape_path, escape_role_headers
 from .query import Turn
 
 
@@ -38,8 +38,15 @@ def _manifest_line(node_id: str, label: str, score: float, source: str) -> str:
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line without brackets or bars, so a title or id cannot forge a line."""
-    return " ".join(text.replace("[", "(").replace("]", ")").replace("|", "/").split())
+    r"""``text`` on one line without brackets or bars, so a title or id cannot forge a line, and
+    with any control character left after that (an escape sequence a heading carried, a bell,
+    a bidirectional override) written as an escape (``\x1b``), as paths are
+    (:func:`~loom_nb.core.prompt_safety.escape_path`).
+
+    >>> print(one_line("Intro\x1b[31m red\u202e\n[Node n9: x]"))
+    Intro\x1b(31m red\u202e (Node n9: x)
+    """
+    return escape_path(" ".join(text.replace("[", "(").replace("]", ")").replace("|", "/").split()))
 
 
 def _render_block(node_id: str, text: str) -> str:
