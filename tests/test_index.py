@@ -825,6 +825,35 @@ def test_a_large_unit_symbols_cannot_split_is_cut_into_parts(tmp_path):
     assert sum(b - a + 1 for a, b in loaded) < 100  # parts, not the whole 270-line class
 
 
+_LAST_LINE_CASES = {
+    "doc.md": ("markdown", "# Title\n\nSome text.\n\n## Usage\n\nRun it.\n"),
+    "no-newline.md": ("markdown", "# Title\n\nSome text.\n\n## Usage\n\nRun it."),
+    "preamble.md": ("markdown", "Just a paragraph,\nno heading.\n"),
+    "notes.rst": ("text", "Title\n=====\n\nSome text.\n"),
+    "config.yaml": ("yaml", "build:\n  x: 1\n\ntest:\n  y: 2\n"),
+    "pyproject.toml": ("toml", "[build]\nx = 1\n\n[test]\ny = 2\n"),
+    "setup.cfg": ("config", "[metadata]\nname = x\n"),
+    "data.json": ("json", '{\n  "a": 1,\n  "b": [\n    2\n  ]\n}\n'),
+    "mod.py": ("python", "import os\n\n\ndef f():\n    return 1\n\n\nX = 2\n"),
+    "percent.py": ("python", "# %%\nx = 1\n\n# %% [markdown]\n# # Notes\n#\n# The end.\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LAST_LINE_CASES))
+def test_every_unit_ends_on_or_before_the_files_last_line(name):
+    """A file ending in a newline has no line after it: ``text.split("\\n")`` counted one,
+    and a Markdown file's last section ran to it (``doc.md:5-8 Title > Usage`` of 7 lines)."""
+    from loom_nb.index.indexer import cut_file
+
+    language, text = _LAST_LINE_CASES[name]
+    last = len(text.rstrip("\n").split("\n"))
+    units, _ = cut_file(name, language, text)
+    assert units and all(1 <= u.start <= u.end <= last for u in units), [u.title for u in units]
+    assert max(u.end for u in units) == last
+    if name == "doc.md":
+        assert [u.title for u in units] == ["doc.md:1-4 Title", "doc.md:5-7 Title > Usage"]
+
+
 @pytest.mark.skipif(__import__("os").sep == "\\", reason="a backslash is a separator on Windows")
 def test_a_file_with_a_backslash_in_its_name_is_read_fresh_and_stays_unchanged(tmp_path):
     ws = tmp_path / "ws"

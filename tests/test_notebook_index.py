@@ -189,7 +189,7 @@ def test_a_percent_script_is_cut_by_cell_with_the_files_line_numbers():
     units, errors = cut_file("churn.py", "python", script)
     assert errors == 0
     assert [(u.kind, u.name, u.start, u.end) for u in units] == [
-        ("heading", "Churn", 2, 4), ("window", "import pandas as pd", 5, 6), ("function", "churn_rate", 8, 10)]
+        ("heading", "Churn", 2, 3), ("window", "import pandas as pd", 5, 6), ("function", "churn_rate", 8, 10)]
     assert units[-1].text == "# %% Rates\ndef churn_rate(frame):\n    return frame.churned.mean()"  # the file's lines
     assert all(u.language == "python" and u.cell == "" for u in units)
 

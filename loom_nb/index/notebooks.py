@@ -91,7 +91,7 @@ def percent_units(path: str, language: str, text: str, max_unit_tokens: int = 80
 
     >>> script = "# %% [markdown]\\n# # Load\\n\\n# %%\\nimport json\\n\\ndef load(p):\\n    return json.load(open(p))\\n"
     >>> [(u.kind, u.name, u.start, u.end) for u in percent_units("s.py", "python", script)[0]]
-    [('heading', 'Load', 2, 3), ('preamble', 's.py', 4, 6), ('function', 'load', 7, 8)]
+    [('heading', 'Load', 2, 2), ('preamble', 's.py', 4, 6), ('function', 'load', 7, 8)]
     """
     lines = text.split("\n")
     starts = [text.count("\n", 0, m.start()) + 1 for m in PERCENT_CELL.finditer(text)]
