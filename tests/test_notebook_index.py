@@ -182,6 +182,20 @@ def test_long_outputs_are_clipped_and_marked():
     assert lines[1:4] == ["# Out: 0", "# Out: 1", "# Out: 2"] and lines[-1] == "# Out: … 94 more lines"
 
 
+@pytest.mark.parametrize("path", ["top.ipynb", "sub/churn.ipynb", "a/b/churn.ipynb"])
+def test_a_markdown_cell_without_a_heading_is_named_by_its_first_line_in_any_folder(path):
+    """The outline names text before any heading by the file's base name; a notebook one
+    folder down kept that name (``sub/churn.ipynb[cell 1]:1-1 churn.ipynb``), and a percent
+    script's markdown cell kept it everywhere (``top.py:2-2 top.py``)."""
+    nb = new_notebook(cells=[new_markdown_cell("This notebook loads the churn data."), new_code_cell("x = 1")])
+    units, _ = cut_file(path, "notebook", nbformat.writes(nb))
+    assert units[0].title == f"{path}[cell 1]:1-1 This notebook loads the churn data."
+    script = "# %% [markdown]\n# This notebook loads the churn data.\n\n# %%\nx = 1\n"  # its Jupytext twin
+    twin = path.replace(".ipynb", ".py")
+    units, _ = cut_file(twin, "python", script)
+    assert units[0].title == f"{twin}:2-2 This notebook loads the churn data."
+
+
 def test_a_percent_script_is_cut_by_cell_with_the_files_line_numbers():
     script = ("# %% [markdown]\n# # Churn\n# Why customers leave.\n\n"
               "# %%\nimport pandas as pd\n\n"

@@ -14,6 +14,7 @@ file's own line numbers.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 
@@ -69,11 +70,20 @@ def _tidy(units: list[Unit]) -> list[Unit]:
             last = out[-1]
             out[-1] = replace(last, end=unit.end, text=f"{last.text}\n{unit.text}")
             continue
-        if (unit.kind == "window" and unit.name.startswith("lines ")) or (unit.kind == "heading" and unit.name == unit.path):
+        if _unnamed(unit):
             first = next((line.strip() for line in unit.text.split("\n") if line.strip()), unit.name)
             unit = replace(unit, name=first[:60])
         out.append(unit)
     return out
+
+
+def _unnamed(unit: Unit) -> bool:
+    """A unit named only by where it is: a window (``lines 1-5``), or a markdown cell's text
+    before any heading, which the outline names by the file's base name (``churn.ipynb``, not
+    ``sub/churn.ipynb``: comparing with the path missed it in every folder but the root)."""
+    if unit.kind == "window":
+        return unit.name.startswith("lines ")
+    return unit.kind == "heading" and unit.name in (unit.path, os.path.basename(unit.path))
 
 
 def is_percent_script(language: str, text: str) -> bool:
@@ -112,7 +122,8 @@ def percent_units(path: str, language: str, text: str, max_unit_tokens: int = 80
             start, end = unit.start + first - 1, unit.end + first - 1
             text = "\n".join(lines[start - 1:end])
             name = unit.name
-            if unit.kind == "window" and name.startswith("lines "):  # a cell with no symbol: named by its first line
-                name = next((line.strip()[:60] for line in text.split("\n") if line.strip() and not PERCENT_CELL.match(line)), name)
+            if _unnamed(unit):  # a cell with no symbol or heading: named by its first line
+                shown = _percent_markdown(text) if markdown else text
+                name = next((line.strip()[:60] for line in shown.split("\n") if line.strip() and not PERCENT_CELL.match(line)), name)
             units.append(replace(unit, start=start, end=end, text=text, name=name, language=language))
     return units, errors
