@@ -561,12 +561,23 @@ def test_one_session_one_workspace(workspace, tmp_path):
 
 
 def test_a_file_that_does_not_parse_is_still_indexed(tmp_path):
-    make_workspace(tmp_path, {"broken.py": "def ok():\n    return 1\n\ndef broken(:\n    pass\n", "blob.xyz": "just some text\n" * 5})
+    """It is cut into units, and the report names it; a notebook whose cells hold IPython
+    magics (``%matplotlib inline``, ``!pip install``) is not counted as a parse error."""
+    import json
+
+    magics = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                         "source": "%matplotlib inline\n!pip install churnlib\nimport pandas as pd"}],
+              "metadata": {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}},
+              "nbformat": 4, "nbformat_minor": 4}
+    make_workspace(tmp_path, {"broken.py": "def ok():\n    return 1\n\ndef broken(:\n    pass\n", "blob.xyz": "just some text\n" * 5,
+                              "nb/magics.ipynb": json.dumps(magics)})
     loom = Loom(embedder=HashingEmbedder())
     report = loom.index(tmp_path, progress=False)
-    assert report.files_indexed == 2
+    assert report.files_indexed == 3
     titles = set(nodes_by_title(loom))
     assert any(t.startswith("broken.py") for t in titles) and any(t.startswith("blob.xyz") for t in titles)
+    assert (report.parse_errors, report.parse_error_paths) == (1, ["broken.py"])
+    assert "1 files with parse errors (broken.py)" in str(report)
 
 
 def test_skeleton(workspace):

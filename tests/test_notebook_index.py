@@ -196,6 +196,33 @@ def test_a_markdown_cell_without_a_heading_is_named_by_its_first_line_in_any_fol
     assert units[0].title == f"{twin}:2-2 This notebook loads the churn data."
 
 
+def test_ipython_magics_and_shell_escapes_are_not_parse_errors():
+    """``%matplotlib inline``, ``%%time`` and ``!pip install`` are IPython, not syntax errors:
+    the cell is outlined with those lines blank (its line numbers kept) and its units show its
+    own source; a ``%%bash`` cell is text. A ``%`` line inside a string is left as it is."""
+    nb = new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}, cells=[
+        new_code_cell("%matplotlib inline\nimport pandas as pd"),
+        new_code_cell("%%time\n!pip install churnlib\nfiles = !ls data\n\n\ndef load(path):\n    return pd.read_csv(path)\n\n\ndf.merge??"),
+        new_code_cell("%%bash\nls -la | grep csv"),
+        new_code_cell('def fmt(x):\n    """Format x.\n%s is kept: this line is in a string."""\n    return "%s" % x'),
+    ])
+    units, errors = cut_file("sub/churn.ipynb", "notebook", nbformat.writes(nb))
+    assert errors == 0
+    by_name = {u.name: u for u in units}
+    assert by_name["load"].cell_number == 2 and (by_name["load"].start, by_name["load"].end) == (6, 7)
+    assert units[0].text == "%matplotlib inline\nimport pandas as pd"  # the cell's own source
+    assert units[1].text.startswith("%%time\n!pip install churnlib")
+    assert [u.text for u in units if u.cell_number == 3] == ["%%bash\nls -la | grep csv"]
+    assert "%s is kept" in by_name["fmt"].doc
+    from loom_nb.index.notebooks import cell_outline  # as skeleton() outlines a cell
+
+    assert cell_outline("n.ipynb", "python", "%matplotlib inline\nimport os").error is None
+    # the same cells in a notebook of another kernel are not Python: nothing is blanked
+    units, errors = cut_file("r.ipynb", "notebook", nbformat.writes(new_notebook(
+        metadata={"kernelspec": {"name": "ir", "language": "R", "display_name": "R"}}, cells=[new_code_cell("%%time\nx <- 1")])))
+    assert [u.text for u in units] == ["%%time\nx <- 1"]
+
+
 def test_a_percent_script_is_cut_by_cell_with_the_files_line_numbers():
     script = ("# %% [markdown]\n# # Churn\n# Why customers leave.\n\n"
               "# %%\nimport pandas as pd\n\n"

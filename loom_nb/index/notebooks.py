@@ -19,10 +19,10 @@ import re
 from dataclasses import replace
 
 from ..core.notebooks import OUTPUT_MARK, Cell, notebook_cells
-from .symbols import outline
+from .symbols import Outline, outline
 from .units import Unit, file_units, window_units
 
-__all__ = ["PERCENT_CELL", "cells_units", "is_percent_script", "notebook_units", "percent_units"]
+__all__ = ["PERCENT_CELL", "cell_outline", "cells_units", "is_percent_script", "notebook_units", "percent_units"]
 
 PERCENT_LANGUAGES = frozenset({"python", "shell", "ruby"})
 """Languages whose comments start with ``#``: their percent cells are ``# %%``."""
@@ -30,13 +30,60 @@ PERCENT_CELL = re.compile(r"^# %%(?P<rest>.*)$", re.M)
 """A Jupytext percent-format cell marker: ``# %%``, ``# %% [markdown]``, ``# %% Title``."""
 
 
-def _cell_units(path: str, language: str, text: str, max_unit_tokens: int) -> tuple[list[Unit], bool]:
-    """Units of one cell's text, and whether its outline reported a parse error."""
+IPYTHON_LINE = re.compile(r"^[ \t]*(?:[%!?]|[\w.]+\?{1,2}[ \t]*$|[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[%!])")
+"""A line IPython runs but Python cannot parse: a magic (``%matplotlib inline``, ``%%time``), a
+shell escape (``!pip install x``, ``files = !ls``, ``out = %sx ls``) or a help request (``?df``,
+``df.merge??``)."""
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "python", "python3"})
+"""Cell magics whose body is Python; a cell under any other (``%%bash``, ``%%html``, ``%%sql``)
+is not Python, and is cut as text."""
+
+
+def _python_source(text: str) -> str | None:
+    """A Python cell's text as Python can parse it: its IPython lines (:data:`IPYTHON_LINE`)
+    blank, so the outline's line numbers are still the cell's; None for a cell whose cell
+    magic says its body is in another language.
+
+    >>> _python_source("%%time\\n!pip install x\\nx = 1\\n")
+    '\\n\\nx = 1\\n'
+    >>> _python_source("%%bash\\nls") is None
+    True
+    """
+    magic = re.match(r"[ \t]*%%(\w+)", text)
+    if magic and magic.group(1) not in PYTHON_CELL_MAGICS:
+        return None
+    return "\n".join("" if IPYTHON_LINE.match(line) else line for line in text.split("\n"))
+
+
+def cell_outline(path: str, language: str, text: str, ipython: bool = True) -> Outline:
+    """The outline of one cell's text in its kernel's ``language``.
+
+    In an ``ipython`` notebook a Python cell that does not parse is outlined again with its
+    magics and shell escapes blank (:func:`_python_source`): they are IPython, not syntax
+    errors. A cell that parses is outlined as it is (a ``%`` line in a string stays), and a
+    cell under a cell magic of another language (``%%bash``) as text.
+    """
+    result = outline(path, text, language)
+    if result.error and ipython and language == "python":
+        source = _python_source(text)
+        if source is None:
+            return outline(path, text, "text")
+        if source != text:
+            result = outline(path, source, language)
+    return result
+
+
+def _cell_units(path: str, language: str, text: str, max_unit_tokens: int,
+                ipython: bool = False) -> tuple[list[Unit], bool]:
+    """Units of one cell's text, and whether its outline reported a parse error; the units'
+    text is always the cell's own, whatever :func:`cell_outline` parsed."""
     if not text.strip():
         return [], False
     if language == "text":
         return window_units(path, "text", text), False
-    result = outline(path, text, language)
+    result = cell_outline(path, language, text, ipython)
+    if result.language == "text":
+        return window_units(path, "text", text), False
     return file_units(path, language, text, result, max_unit_tokens), bool(result.error)
 
 
@@ -55,7 +102,7 @@ def cells_units(path: str, cells: list[Cell], max_unit_tokens: int = 800) -> tup
     units: list[Unit] = []
     errors = 0
     for cell in cells:
-        found, error = _cell_units(path, cell.language, cell.text, max_unit_tokens)
+        found, error = _cell_units(path, cell.language, cell.text, max_unit_tokens, ipython=True)
         errors += error
         units.extend(replace(unit, cell=cell.key, cell_number=cell.number) for unit in _tidy(found))
     return units, errors
