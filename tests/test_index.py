@@ -561,12 +561,23 @@ def test_one_session_one_workspace(workspace, tmp_path):
 
 
 def test_a_file_that_does_not_parse_is_still_indexed(tmp_path):
-    make_workspace(tmp_path, {"broken.py": "def ok():\n    return 1\n\ndef broken(:\n    pass\n", "blob.xyz": "just some text\n" * 5})
+    """It is cut into units, and the report names it; a notebook whose cells hold IPython
+    magics (``%matplotlib inline``, ``!pip install``) is not counted as a parse error."""
+    import json
+
+    magics = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                         "source": "%matplotlib inline\n!pip install churnlib\nimport pandas as pd"}],
+              "metadata": {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}},
+              "nbformat": 4, "nbformat_minor": 4}
+    make_workspace(tmp_path, {"broken.py": "def ok():\n    return 1\n\ndef broken(:\n    pass\n", "blob.xyz": "just some text\n" * 5,
+                              "nb/magics.ipynb": json.dumps(magics)})
     loom = Loom(embedder=HashingEmbedder())
     report = loom.index(tmp_path, progress=False)
-    assert report.files_indexed == 2
+    assert report.files_indexed == 3
     titles = set(nodes_by_title(loom))
     assert any(t.startswith("broken.py") for t in titles) and any(t.startswith("blob.xyz") for t in titles)
+    assert (report.parse_errors, report.parse_error_paths) == (1, ["broken.py"])
+    assert "1 files with parse errors (broken.py)" in str(report)
 
 
 def test_skeleton(workspace):
@@ -823,6 +834,35 @@ def test_a_large_unit_symbols_cannot_split_is_cut_into_parts(tmp_path):
     line = text.split("\n").index("    field_61: int") + 1
     assert any(a <= line <= b for a, b in loaded)
     assert sum(b - a + 1 for a, b in loaded) < 100  # parts, not the whole 270-line class
+
+
+_LAST_LINE_CASES = {
+    "doc.md": ("markdown", "# Title\n\nSome text.\n\n## Usage\n\nRun it.\n"),
+    "no-newline.md": ("markdown", "# Title\n\nSome text.\n\n## Usage\n\nRun it."),
+    "preamble.md": ("markdown", "Just a paragraph,\nno heading.\n"),
+    "notes.rst": ("text", "Title\n=====\n\nSome text.\n"),
+    "config.yaml": ("yaml", "build:\n  x: 1\n\ntest:\n  y: 2\n"),
+    "pyproject.toml": ("toml", "[build]\nx = 1\n\n[test]\ny = 2\n"),
+    "setup.cfg": ("config", "[metadata]\nname = x\n"),
+    "data.json": ("json", '{\n  "a": 1,\n  "b": [\n    2\n  ]\n}\n'),
+    "mod.py": ("python", "import os\n\n\ndef f():\n    return 1\n\n\nX = 2\n"),
+    "percent.py": ("python", "# %%\nx = 1\n\n# %% [markdown]\n# # Notes\n#\n# The end.\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LAST_LINE_CASES))
+def test_every_unit_ends_on_or_before_the_files_last_line(name):
+    """A file ending in a newline has no line after it: ``text.split("\\n")`` counted one,
+    and a Markdown file's last section ran to it (``doc.md:5-8 Title > Usage`` of 7 lines)."""
+    from loom_nb.index.indexer import cut_file
+
+    language, text = _LAST_LINE_CASES[name]
+    last = len(text.rstrip("\n").split("\n"))
+    units, _ = cut_file(name, language, text)
+    assert units and all(1 <= u.start <= u.end <= last for u in units), [u.title for u in units]
+    assert max(u.end for u in units) == last
+    if name == "doc.md":
+        assert [u.title for u in units] == ["doc.md:1-4 Title", "doc.md:5-7 Title > Usage"]
 
 
 @pytest.mark.skipif(__import__("os").sep == "\\", reason="a backslash is a separator on Windows")

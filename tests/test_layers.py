@@ -70,6 +70,7 @@ FACADE = {
     ("loom_nb.core.engine", "loom_nb.ollama.context_window"): "Loom.query(model=..., ask_ollama=True) asks the server",
     ("loom_nb.core.engine", "loom_nb.index.background"): "Loom.open goes on embedding what a save left pending",
     ("loom_nb.core.engine", "loom_nb.index.documents"): "Loom.add_file cuts a PDF or HTML document into sections",
+    ("loom_nb.core.engine", "loom_nb.index.notebooks"): "Loom.skeleton outlines a notebook's cells as indexing does (IPython magics blank)",
 }
 """Lazy imports that reach up a layer, each with the call that needs it: the one-object
 ``Loom`` API of the README is a facade over every layer, and loads each on first use."""

@@ -182,6 +182,47 @@ def test_long_outputs_are_clipped_and_marked():
     assert lines[1:4] == ["# Out: 0", "# Out: 1", "# Out: 2"] and lines[-1] == "# Out: … 94 more lines"
 
 
+@pytest.mark.parametrize("path", ["top.ipynb", "sub/churn.ipynb", "a/b/churn.ipynb"])
+def test_a_markdown_cell_without_a_heading_is_named_by_its_first_line_in_any_folder(path):
+    """The outline names text before any heading by the file's base name; a notebook one
+    folder down kept that name (``sub/churn.ipynb[cell 1]:1-1 churn.ipynb``), and a percent
+    script's markdown cell kept it everywhere (``top.py:2-2 top.py``)."""
+    nb = new_notebook(cells=[new_markdown_cell("This notebook loads the churn data."), new_code_cell("x = 1")])
+    units, _ = cut_file(path, "notebook", nbformat.writes(nb))
+    assert units[0].title == f"{path}[cell 1]:1-1 This notebook loads the churn data."
+    script = "# %% [markdown]\n# This notebook loads the churn data.\n\n# %%\nx = 1\n"  # its Jupytext twin
+    twin = path.replace(".ipynb", ".py")
+    units, _ = cut_file(twin, "python", script)
+    assert units[0].title == f"{twin}:2-2 This notebook loads the churn data."
+
+
+def test_ipython_magics_and_shell_escapes_are_not_parse_errors():
+    """``%matplotlib inline``, ``%%time`` and ``!pip install`` are IPython, not syntax errors:
+    the cell is outlined with those lines blank (its line numbers kept) and its units show its
+    own source; a ``%%bash`` cell is text. A ``%`` line inside a string is left as it is."""
+    nb = new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}, cells=[
+        new_code_cell("%matplotlib inline\nimport pandas as pd"),
+        new_code_cell("%%time\n!pip install churnlib\nfiles = !ls data\n\n\ndef load(path):\n    return pd.read_csv(path)\n\n\ndf.merge??"),
+        new_code_cell("%%bash\nls -la | grep csv"),
+        new_code_cell('def fmt(x):\n    """Format x.\n%s is kept: this line is in a string."""\n    return "%s" % x'),
+    ])
+    units, errors = cut_file("sub/churn.ipynb", "notebook", nbformat.writes(nb))
+    assert errors == 0
+    by_name = {u.name: u for u in units}
+    assert by_name["load"].cell_number == 2 and (by_name["load"].start, by_name["load"].end) == (6, 7)
+    assert units[0].text == "%matplotlib inline\nimport pandas as pd"  # the cell's own source
+    assert units[1].text.startswith("%%time\n!pip install churnlib")
+    assert [u.text for u in units if u.cell_number == 3] == ["%%bash\nls -la | grep csv"]
+    assert "%s is kept" in by_name["fmt"].doc
+    from loom_nb.index.notebooks import cell_outline  # as skeleton() outlines a cell
+
+    assert cell_outline("n.ipynb", "python", "%matplotlib inline\nimport os").error is None
+    # the same cells in a notebook of another kernel are not Python: nothing is blanked
+    units, errors = cut_file("r.ipynb", "notebook", nbformat.writes(new_notebook(
+        metadata={"kernelspec": {"name": "ir", "language": "R", "display_name": "R"}}, cells=[new_code_cell("%%time\nx <- 1")])))
+    assert [u.text for u in units] == ["%%time\nx <- 1"]
+
+
 def test_a_percent_script_is_cut_by_cell_with_the_files_line_numbers():
     script = ("# %% [markdown]\n# # Churn\n# Why customers leave.\n\n"
               "# %%\nimport pandas as pd\n\n"
@@ -189,7 +230,7 @@ def test_a_percent_script_is_cut_by_cell_with_the_files_line_numbers():
     units, errors = cut_file("churn.py", "python", script)
     assert errors == 0
     assert [(u.kind, u.name, u.start, u.end) for u in units] == [
-        ("heading", "Churn", 2, 4), ("window", "import pandas as pd", 5, 6), ("function", "churn_rate", 8, 10)]
+        ("heading", "Churn", 2, 3), ("window", "import pandas as pd", 5, 6), ("function", "churn_rate", 8, 10)]
     assert units[-1].text == "# %% Rates\ndef churn_rate(frame):\n    return frame.churned.mean()"  # the file's lines
     assert all(u.language == "python" and u.cell == "" for u in units)
 

@@ -448,6 +448,30 @@ def test_generated_and_big_data_files_are_skipped(tmp_path: Path):
     assert got["fixture.json"].startswith("data file over 100,000 bytes")
 
 
+def test_minified_bundles_are_skipped_by_their_lines_not_only_their_name(tmp_path: Path):
+    """A 109 KB one-line ``bundle.js`` became one unit of 40,005 tokens. A JS, CSS or JSON file
+    whose long lines are most of it is skipped as ``*.min.js`` is; code, JSON with long strings
+    and a Python data table of long lines are kept, and only the file's head is read to decide."""
+    statement = "function f%d(a,b){return a.map(function(x){return x*b+%d})}"
+    one_line = ";".join(statement % (k, k) for k in range(2000))
+    source = "".join(f"export function f{k}(a, b) {{\n  return a.map((x) => x * b + {k});\n}}\n\n" for k in range(900))
+    prompt = "You are an agent that edits code. " * 130  # a 4,400-character string on one line
+    make(tmp_path, {
+        "bundle.js": one_line,
+        "vendor/player.js": "/*! player v3 | MIT */\n" + one_line + "\n",
+        "theme.css": "".join(f".c{k}{{margin:{k}px;padding:0}}" for k in range(3000)),
+        "catalog.json": '{"messages": {' + ", ".join(f'"m{k}": "text {k}"' for k in range(900)) + "}}",
+        "app.js": source,
+        "late.js": source + one_line,  # minified past the part the walk reads: kept
+        "agents.json": "{\n" + ",\n".join(f'  "a{k}": {{\n    "model": "m",\n    "prompt": "{prompt if k % 9 == 0 else "short"}"\n  }}' for k in range(40)) + "\n}\n",
+        "table.py": "ROWS = [\n" + "".join(f"    ({', '.join(str(k * j) for j in range(400))}),\n" for k in range(30)) + "]\n",
+    })
+    assert (tmp_path / "late.js").stat().st_size > 65_536 and (tmp_path / "bundle.js").stat().st_size > 100_000
+    result = walk_workspace(tmp_path)
+    assert [f.path for f in result.files] == ["agents.json", "app.js", "late.js", "table.py"]
+    assert set(reasons(result).values()) == {"generated or lock file"}
+
+
 def test_csv_and_tsv_are_data_files_and_skipped_when_large(tmp_path: Path):
     """The README's rule for data files (over 100,000 bytes: skipped) holds for CSV too: a CSV
     was walked as unknown text and a 300 kB table was cut into windows."""

@@ -825,9 +825,10 @@ class Loom(Displayable):
         except OSError as exc:
             raise LoomError(f"{path}: cannot be read ({exc.strerror or exc})") from None
         if str(path).lower().endswith(".ipynb"):  # cell by cell, as it is indexed, not its JSON (cells are read masked)
+            from ..index.notebooks import cell_outline
             from .notebooks import notebook_cells
 
-            view = "\n".join(f"[cell {cell.number}] {cell.kind}\n" + skeleton(cell.text, outline(path, cell.text, cell.language))
+            view = "\n".join(f"[cell {cell.number}] {cell.kind}\n" + skeleton(cell.text, cell_outline(path, cell.language, cell.text))
                               for cell in notebook_cells(text, str(path)) if cell.text.strip())
         else:
             text = mask_secrets(text, remember=False)[0]

@@ -84,6 +84,8 @@ class IndexReport(Displayable):
     """Unit and chunk texts the embedder computed; those it had seen came from its cache."""
     parse_errors: int = 0
     """Files whose outline reported a parse error (they are still cut into units)."""
+    parse_error_paths: list[str] = field(default_factory=list)
+    """Those files' paths, in the order they were parsed (the summary names the first three)."""
     concepts: int = 0
     structure_edges: int = 0
     """Import and reference edges between units after this run."""
@@ -104,7 +106,7 @@ class IndexReport(Displayable):
             f"{self.files_removed} removed), {self.files_skipped} skipped",
             f"  {self.nodes_added} nodes added, {self.nodes_removed} removed"
             f"{f', {self.nodes_kept} kept in changed files' if self.nodes_kept else ''}; {self.texts_embedded} texts embedded; "
-            f"{self.concepts} concepts; {self.structure_edges} structure edges; {self.parse_errors} files with parse errors",
+            f"{self.concepts} concepts; {self.structure_edges} structure edges; {self.parse_errors} files with parse errors{_first(self.parse_error_paths, self.parse_errors)}",
             f"  {self.seconds:.1f} s; change detection by {'git, then size/mtime/hash' if self.git else 'size/mtime/hash'}",
         ]
         if self.vectors_pending:
@@ -118,6 +120,18 @@ class IndexReport(Displayable):
         if self.skipped_reasons:
             parts.append("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(self.skipped_reasons.items(), key=lambda x: -x[1])))
         return "\n".join(parts)
+
+
+def _first(paths: list[str], total: int, most: int = 3) -> str:
+    """`` (a.py, b.ipynb, c.json and 4 more)``: the first paths of a count, for a summary line.
+
+    >>> _first(["a.py", "b.ipynb", "c.json", "d.py"], 4), _first([], 0)
+    (' (a.py, b.ipynb, c.json and 1 more)', '')
+    """
+    if not paths:
+        return ""
+    more = f" and {total - most} more" if total > most else ""
+    return f" ({', '.join(paths[:most])}{more})"
 
 
 def mask_file(path: str, language: str, text: str) -> tuple[str, list[Finding]]:
@@ -327,7 +341,9 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     for path, language, text in _progress(todo, len(todo), "parsing", progress):
         masked, found = mask_file(path, language, text)
         units, errors, counts = _cut(path, language, masked, line_spans(masked, found), max_unit_tokens)
-        report.parse_errors += bool(errors)
+        if errors:
+            report.parse_errors += 1
+            report.parse_error_paths.append(path)
         report.secrets += ([(path, 0, "credentials file (name only)")] if is_secret_file(path)
                            else [(path, f.line, f.kind) for f in found])
         masked_in.update(((path, k), n) for k, n in enumerate(counts) if n)

@@ -798,8 +798,13 @@ def _tree_outline(path: str, text: str, language: str) -> Outline:
 # windows and markdown
 
 
-def _lines(text: str) -> list[str]:
-    """Lines as tree-sitter counts them (``\\n`` only), without a final empty line."""
+def text_lines(text: str) -> list[str]:
+    """Lines as tree-sitter counts them (``\\n`` only), without a final empty line: a file's
+    last line is ``len(text_lines(text))``, whether or not the text ends with a newline.
+
+    >>> text_lines("a\\nb\\n"), text_lines("a\\nb"), text_lines("")
+    (['a', 'b'], ['a', 'b'], [])
+    """
     if not text:
         return []
     lines = text.split("\n")
@@ -823,7 +828,7 @@ def text_windows(text: str, max_lines: int = WINDOW_LINES, max_chars: int = WIND
     >>> text_windows("")
     []
     """
-    lines = _lines(text)
+    lines = text_lines(text)
     max_lines = max(1, int(max_lines))
     out: list[tuple[int, int]] = []
     start, n = 0, len(lines)
@@ -843,7 +848,7 @@ def text_windows(text: str, max_lines: int = WINDOW_LINES, max_chars: int = WIND
 
 
 def _window_outline(path: str, text: str, language: str, parsed: bool, error: str | None) -> Outline:
-    lines = _lines(text)
+    lines = text_lines(text)
     symbols = []
     for start, end in text_windows(text):
         first = next((line for line in lines[start - 1:end] if line.strip()), "")
@@ -883,7 +888,7 @@ def _data_outline(path: str, text: str, language: str) -> Outline:
 
 
 def _markdown_outline(path: str, text: str) -> Outline:  # noqa: C901 - one markdown block kind per branch
-    lines = _lines(text)
+    lines = text_lines(text)
     n = len(lines)
     headings: list[tuple[int, int, str, int]] = []  # (row, level, title, first body row)
     fence, row = None, 0
@@ -1026,7 +1031,7 @@ def skeleton(text: str, outline: Outline) -> str:
       L2: def m(self): — Do it.
     """
     try:
-        n = len(_lines(text or ""))
+        n = len(text_lines(text or ""))
         out = [f"{outline.path} ({outline.language}, {n} lines)"]
         if outline.imports:
             out.append("imports: " + ", ".join(outline.imports))

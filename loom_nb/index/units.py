@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from ..core.tokens import count_tokens, truncate_to_tokens
-from .symbols import Outline, Symbol, text_windows
+from .symbols import Outline, Symbol, text_lines, text_windows
 
 EMBED_TOKENS = 64
 """Tokens of a unit that indexing embeds. MiniLM's time grows with length (measured here:
@@ -185,7 +185,7 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
     """Units of a parsed source file: preamble, top-level symbols (each with the comment
     block right above it), large classes split, and the module-level code between symbols
     (constants, tables, registrations), which would otherwise belong to no node."""
-    lines = text.split("\n")
+    lines = text_lines(text)
     top = outermost(outline.symbols)
     units: list[Unit] = []
     first = min((s.start_line for s in top), default=len(lines) + 1)
@@ -252,8 +252,11 @@ def _imports_first(units: list[Unit], outline: Outline) -> list[Unit]:
 
 
 def markdown_units(path: str, text: str, outline: Outline) -> list[Unit]:
-    """One unit per heading, from the heading to the next heading of any level."""
-    lines = text.split("\n")
+    """One unit per heading, from the heading to the next heading of any level; the last
+    ends at the file's last line (not one past it, as ``text.split("\\n")`` would count a
+    final newline).
+    """
+    lines = text_lines(text)
     heads = sorted((s for s in outline.symbols if s.kind == "heading"), key=lambda s: s.start_line)
     if not heads:
         return window_units(path, "markdown", text)
@@ -269,7 +272,7 @@ def markdown_units(path: str, text: str, outline: Outline) -> list[Unit]:
 
 
 def window_units(path: str, language: str, text: str) -> list[Unit]:
-    lines = text.split("\n")
+    lines = text_lines(text)
     return [
         Unit(path, language, "window", f"lines {a}-{b}", "", "", a, b, _slice(lines, a, b))
         for a, b in text_windows(text)
