@@ -90,11 +90,12 @@ def warn_caller(message: str, category: type[Warning]) -> None:
     notebook cell, a script), not the library line that noticed. A fixed ``stacklevel`` is
     right for one call path only; ``Loom.query(model=…)`` and ``context_window(…)`` reach the
     same check at different depths. (Python 3.12's ``skip_file_prefixes`` does this.)"""
+    import os
     import sys
     import warnings
     from pathlib import Path
 
-    package = str(Path(__file__).resolve().parent.parent)
+    package = os.path.join(str(Path(__file__).resolve().parent.parent), "")  # ".../loom_nb/", not ".../loom_nb_x"
     level, frame = 2, sys._getframe(1)  # stacklevel 2: the frame that called this function
     while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(package):
         frame, level = frame.f_back, level + 1
