@@ -66,11 +66,18 @@ _WANTS = {"instructions": "a string or a list of strings", "never_touch": "a lis
 
 
 def _at_line(text: str, key: str) -> str:
-    """`` (line N)`` where ``key`` is assigned in the TOML ``text`` (tomllib names no line for a
-    value it parsed), or "" when no line reads so."""
+    """`` (line N)`` where ``key`` is assigned in the ``[rules]`` table of the TOML ``text``
+    (tomllib names no line for a value it parsed), or "" when no line reads so.
+
+    >>> _at_line('[other]\\nnever_touch = 1\\n\\n[rules]\\nnever_touch = "x"\\n', "never_touch")
+    ' (line 5)'
+    """
     pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*=""")
+    inside = False
     for number, line in enumerate(text.splitlines(), 1):
-        if pattern.match(line):
+        if re.match(r"\s*\[", line):  # a table header: is it [rules]?
+            inside = re.match(r"\s*\[\s*rules\s*\]", line) is not None
+        elif inside and pattern.match(line):
             return f" (line {number})"
     return ""
 
