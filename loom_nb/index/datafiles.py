@@ -73,7 +73,15 @@ class Entry:
     doc: str
 
 
-def _lines(text: str) -> list[str]:
+def text_lines(text: str) -> list[str]:
+    """Lines as tree-sitter counts them (``\\n`` only), without a final empty line: a file's
+    last line is ``len(text_lines(text))``, whether or not the text ends with a newline.
+
+    >>> text_lines("a\\nb\\n"), text_lines("a\\nb"), text_lines("")
+    (['a', 'b'], ['a', 'b'], [])
+    """
+    if not text:
+        return []
     lines = text.split("\n")
     if text.endswith("\n"):
         lines.pop()
@@ -283,7 +291,7 @@ def split(text: str, fmt: str) -> tuple[list[Entry], str | None]:
     """
     fmt = ALIASES.get(fmt, fmt)
     text = text[1:] if text.startswith("\ufeff") else text  # a byte-order mark is not content
-    lines = _lines(text)
+    lines = text_lines(text)
     try:
         if fmt == "json":
             heads, comment = _json_heads(text), re.compile(r"(?!)")

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 
 from . import datafiles, languages
+from .datafiles import text_lines
 
 log = logging.getLogger(__name__)
 
@@ -796,21 +797,6 @@ def _tree_outline(path: str, text: str, language: str) -> Outline:
 
 # --------------------------------------------------------------------------------------------
 # windows and markdown
-
-
-def text_lines(text: str) -> list[str]:
-    """Lines as tree-sitter counts them (``\\n`` only), without a final empty line: a file's
-    last line is ``len(text_lines(text))``, whether or not the text ends with a newline.
-
-    >>> text_lines("a\\nb\\n"), text_lines("a\\nb"), text_lines("")
-    (['a', 'b'], ['a', 'b'], [])
-    """
-    if not text:
-        return []
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()
-    return lines
 
 
 def text_windows(text: str, max_lines: int = WINDOW_LINES, max_chars: int = WINDOW_CHARS) -> list[tuple[int, int]]:
