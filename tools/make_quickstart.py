@@ -189,7 +189,8 @@ cells = [
         "## A follow-up\n\n"
         "A follow-up names nothing (\"and how do I fix it?\"). Pass a `Query` with the conversation so far:\n"
         "the message and the history travel apart, the classifier grades the message alone, and ranking reads\n"
-        "the message followed by the previous exchange, clipped. A chat `Session` builds this `Query` on every turn."
+        "the message followed by the previous exchange, clipped. `follow.messages` carry the conversation, ready to send:\n"
+        "with a window, the newest turns that fit its history zone. A chat `Session` builds this `Query` on every turn."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
@@ -200,7 +201,9 @@ cells = [
         "follow = loom.query(Query('and how do I fix it?', history), window=4096)\n"
         "print('classified:', follow.classification.kind, '- the same as the message alone:', follow.classification == alone.classification)\n"
         "print('alone, top 3:   ', [row.title[:40] for row in alone.rows(3)])\n"
-        "print('follow-up, top 3:', [row.title[:40] for row in follow.rows(3)])"
+        "print('follow-up, top 3:', [row.title[:40] for row in follow.rows(3)])\n"
+        "# the messages to send carry the conversation between the system prompt and the question\n"
+        "print('messages:', [m['role'] for m in follow.messages], '- history zone:', follow.budget_split()['history'], 'tokens')"
     ),
     new_markdown_cell(
         "## A large note: its best chunks\n\n"
