@@ -750,6 +750,57 @@ def test_go_constants_and_variables_name_the_module_level_unit_that_declares_the
     assert result.table[0].title == "router.go:15-18 var ErrNotFound"
 
 
+def test_rust_macros_and_constants_name_their_unit_and_attributes_do_not():
+    """A ``macro_rules!`` between symbols defines its name (so ``vpath!(…)`` leads to it) and
+    titles its unit, not the ``///`` comment above it; re-exports behind ``#[cfg(…)]`` are titled
+    by the first line of code, not by the attribute."""
+    from loom_nb.index.symbols import outline
+    from loom_nb.index.units import file_units
+
+    text = (
+        "mod form;\n"                                          # 1
+        "\n"                                                   # 2
+        "#[cfg(feature = \"form\")]\n"                         # 3
+        "pub use self::form::Form;\n"                          # 4
+        "\n"                                                   # 5
+        "fn route() {}\n"                                      # 6
+        "\n"                                                   # 7
+        "/// Builds a path at compile time.\n"                 # 8
+        "macro_rules! vpath {\n"                               # 9
+        "    ($s:literal) => { $s };\n"                        # 10
+        "}\n"                                                  # 11
+        "\n"                                                   # 12
+        "pub const LIMIT: usize = 16;\n"                       # 13
+        "\n"                                                   # 14
+        "fn serve() {}\n"                                      # 15
+    )
+    found = outline("mod.rs", text, "rust")
+    assert found.declarations == ((9, "macro_rules!", "vpath"), (13, "const", "LIMIT"))
+    units = file_units("mod.rs", "rust", text, found)
+    gaps = [(u.start, u.end, u.name, u.defines) for u in units if u.kind == "module" and u.start > 1]
+    assert gaps == [(3, 4, "pub use self::form::Form;", ()),
+                    (8, 13, "macro_rules! vpath; const LIMIT", ("vpath", "LIMIT"))]
+
+
+def test_windows_of_dense_text_stay_under_the_unit_cap():
+    """A file with no outline is cut into windows of 60 lines and 4,000 characters; base64 or
+    Japanese prose fills that with far more than 800 tokens, so such windows are halved until
+    each fits (one unit of 2,000 tokens used to cost a quarter of an 8k budget)."""
+    import base64
+    from loom_nb.core.tokens import count_tokens
+    from loom_nb.index.symbols import outline
+    from loom_nb.index.units import file_units
+
+    blob = base64.b64encode(bytes(range(256)) * 40).decode()
+    text = "\n".join(blob[k:k + 76] for k in range(0, len(blob), 76)) + "\n"
+    lines = text.count("\n")
+    units = file_units("logo.b64", "text", text, outline("logo.b64", text, "text"))
+    assert max(count_tokens(u.text) for u in units) <= 800
+    assert [u.start for u in units][0] == 1 and units[-1].end == lines
+    assert all(a.end + 1 == b.start for a, b in zip(units, units[1:]))  # every line, once, in order
+    assert len(units) > len(range(0, lines, 60))  # more pieces than the 60-line windows alone
+
+
 def test_go_units_name_each_keyword_and_keep_a_type_group_s_parentheses():
     """A unit holding consts and a var names each with its own keyword; a grouped
     ``type ( … )`` keeps ``type (`` with its first type and ``)`` with its last, instead of

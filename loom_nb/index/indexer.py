@@ -41,7 +41,7 @@ from .walk import WalkLimits, read_text, walk_workspace
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
-UNITS_VERSION = 10
+UNITS_VERSION = 11
 """How files are cut into units and analysed into terms. A session indexed with another
 version is re-cut in full on its next refresh (2: Go methods are units of their own;
 comments above a symbol belong to it; 3: identifiers such as ``__version__`` are terms;
@@ -55,7 +55,9 @@ notebook written without cell ids keys its cells by position; 10: each file is m
 it is cut, so a key cut across units is masked in every part, and a notebook cell's source and
 outputs are masked before its outputs are clipped; a split class keeps the code between and after
 its members as units, a Go type group keeps its parentheses, and a file cut into windows keeps its
-imports)."""
+imports; 11: a Markdown file's last section ends on its last line, a notebook's heading-less
+cell is titled in a subfolder too, minified bundles are skipped, windows of dense text are cut to
+``max_unit_tokens``, and a Rust ``macro_rules!``, ``const`` or ``static`` defines its name)."""
 
 
 @dataclass
@@ -174,7 +176,7 @@ def _cut(path: str, language: str, text: str, spans: tuple[tuple[int, int], ...]
         except NotebookError as exc:  # cut as plain text, masked as plain text is
             log.warning("%s", exc)
             masked, found = mask_secrets(text, remember=False)
-            units, errors, spans = window_units(path, "text", masked), 1, line_spans(masked, found)
+            units, errors, spans = window_units(path, "text", masked, max_unit_tokens), 1, line_spans(masked, found)
         else:
             units, errors = cells_units(path, cells, max_unit_tokens)
             by_cell = {cell.key: cell.secrets for cell in cells}

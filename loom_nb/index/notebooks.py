@@ -80,10 +80,10 @@ def _cell_units(path: str, language: str, text: str, max_unit_tokens: int,
     if not text.strip():
         return [], False
     if language == "text":
-        return window_units(path, "text", text), False
+        return window_units(path, "text", text, max_unit_tokens), False
     result = cell_outline(path, language, text, ipython)
     if result.language == "text":
-        return window_units(path, "text", text), False
+        return window_units(path, "text", text, max_unit_tokens), False
     return file_units(path, language, text, result, max_unit_tokens), bool(result.error)
 
 

@@ -146,9 +146,12 @@ class Outline:
 
 TOP_LEVEL_DECLARATIONS: dict[str, dict[str, str]] = {
     "go": {"const_declaration": "const", "var_declaration": "var"},
+    "rust": {"macro_definition": "macro_rules!", "const_item": "const", "static_item": "static"},
 }
 """Top-level declarations that are not symbols but name what a module-level unit holds: a Go
-``const (`` block of route names is titled ``const NotFoundRouteName, …``, not ``const (``."""
+``const (`` block of route names is titled ``const NotFoundRouteName, …``, not ``const (``; a
+Rust ``macro_rules! impl_handler {`` defines ``impl_handler``, so a call ``impl_handler!(…)``
+leads to it, and is titled by its name, not by the ``///`` comment above it."""
 
 
 def _declarations(language: str, root, src: bytes) -> tuple[tuple[int, str, str], ...]:
@@ -163,6 +166,8 @@ def _declarations(language: str, root, src: bytes) -> tuple[tuple[int, str, str]
         if keyword is None:
             continue
         specs = [c for c in node.named_children if c.type.endswith("_spec")]
+        if not specs and node.child_by_field_name("name") is not None:
+            specs = [node]  # one name, on the declaration itself (Rust `const X`, `macro_rules! m`)
         for group in (c for c in node.named_children if c.type.endswith("_spec_list")):
             specs += [c for c in group.named_children if c.type.endswith("_spec")]
         for spec in specs:

@@ -169,10 +169,28 @@ def _module_unit(path: str, language: str, lines: list[str], start: int, end: in
     body = _slice(lines, start, end)
     if preamble:
         return Unit(path, language, "preamble", path, "", "", start, end, body, defines=names, imports=outline.imports)
-    title = declared_title(declared) if declared else lines[start - 1].strip()[:60]
+    title = declared_title(declared) if declared else _first_code_line(lines, start, end)[:60]
     if container:
         title = f"{container}: {title}"
     return Unit(path, language, "module", title, "", "", start, end, body, defines=names)
+
+
+_ATTRIBUTE = re.compile(r"^\s*#!?\[")
+"""A Rust attribute line (``#[cfg(feature = "json")]``): it says when the code below it is
+compiled, not what it is, so a unit is not titled by it."""
+
+
+def _first_code_line(lines: list[str], start: int, end: int) -> str:
+    """The first line from ``start`` to ``end`` that is not blank or an attribute, stripped; the
+    first line when every line is one.
+
+    >>> _first_code_line(['#[cfg(feature = "json")]', "pub use json::Json;"], 1, 2)
+    'pub use json::Json;'
+    """
+    for line in lines[start - 1 : end]:
+        if line.strip() and not _ATTRIBUTE.match(line):
+            return line.strip()
+    return lines[start - 1].strip()
 
 
 _CLOSERS = re.compile(r"^\s*(?:[)\]}]+|end)\s*[;,]?\s*(?:(?://|#|--).*|/\*.*\*/\s*)?$", re.I)
@@ -259,7 +277,7 @@ def markdown_units(path: str, text: str, outline: Outline) -> list[Unit]:
     lines = text_lines(text)
     heads = sorted((s for s in outline.symbols if s.kind == "heading"), key=lambda s: s.start_line)
     if not heads:
-        return window_units(path, "markdown", text)
+        return window_units(path, "markdown", text)  # bounded by the default max_unit_tokens
     units = []
     starts = [h.start_line for h in heads] + [len(lines) + 1]
     if starts[0] > 1 and _slice(lines, 1, starts[0] - 1).strip():
@@ -271,11 +289,15 @@ def markdown_units(path: str, text: str, outline: Outline) -> list[Unit]:
     return units
 
 
-def window_units(path: str, language: str, text: str) -> list[Unit]:
+def window_units(path: str, language: str, text: str, max_unit_tokens: int = 800) -> list[Unit]:
+    """Windows of a file with no outline (:func:`~.symbols.text_windows`), each at most
+    ``max_unit_tokens`` tokens unless it is one line: a window is bounded in characters, and
+    dense text (base64, HTML, Japanese) has more tokens than characters/4."""
     lines = text_lines(text)
     return [
         Unit(path, language, "window", f"lines {a}-{b}", "", "", a, b, _slice(lines, a, b))
-        for a, b in text_windows(text)
+        for start, end in text_windows(text)
+        for a, b in _within_tokens(lines, start, end, max_unit_tokens)
         if _slice(lines, a, b).strip()
     ]
 
@@ -298,14 +320,20 @@ def split_large(unit: Unit, max_unit_tokens: int) -> list[Unit]:
 
     >>> body = "\\n".join(f"    field_{k}: int = {k}" for k in range(100))
     >>> big = Unit("m.py", "python", "class", "Config", "class Config:", "", 1, 101, "class Config:\\n" + body, defines=("Config",))
-    >>> [(p.start, p.end, p.defines) for p in split_large(big, 200)]
+    >>> [(p.start, p.end, p.defines) for p in split_large(big, 400)]
     [(1, 40, ('Config',)), (41, 80, ()), (81, 101, ())]
+
+    A part still over ``max_unit_tokens`` is halved (:func:`_within_tokens`):
+
+    >>> [(p.start, p.end) for p in split_large(big, 300)]
+    [(1, 20), (21, 40), (41, 60), (61, 80), (81, 101)]
     """
     if len(unit.text) <= 2 * max_unit_tokens or count_tokens(unit.text) <= max_unit_tokens:
         return [unit]
     lines = unit.text.split("\n")
     parts = []
-    for a, b in text_windows(unit.text, max_lines=PART_LINES, max_chars=PART_CHARS):
+    windows = text_windows(unit.text, max_lines=PART_LINES, max_chars=PART_CHARS)
+    for a, b in (piece for a, b in windows for piece in _within_tokens(lines, a, b, max_unit_tokens)):
         body = "\n".join(lines[a - 1 : b])
         if not body.strip():
             continue
@@ -321,6 +349,22 @@ def split_large(unit: Unit, max_unit_tokens: int) -> list[Unit]:
     return parts or [unit]
 
 
+def _within_tokens(lines: list[str], a: int, b: int, max_tokens: int) -> list[tuple[int, int]]:
+    """Lines ``a..b`` (1-based, inclusive) halved until each piece is at most ``max_tokens``
+    tokens or one line. Character limits alone do not bound tokens: 1,600 characters of
+    base64, minified HTML or Japanese prose are 1,000 to 2,000 tokens.
+
+    >>> _within_tokens(["x"] * 4, 1, 4, 100)
+    [(1, 4)]
+    >>> _within_tokens(["word " * 30] * 4, 1, 4, 40)
+    [(1, 1), (2, 2), (3, 3), (4, 4)]
+    """
+    if a >= b or count_tokens("\n".join(lines[a - 1 : b])) <= max_tokens:
+        return [(a, b)]
+    mid = (a + b) // 2
+    return _within_tokens(lines, a, mid, max_tokens) + _within_tokens(lines, mid + 1, b, max_tokens)
+
+
 def file_units(path: str, language: str, text: str, outline: Outline, max_unit_tokens: int = 800) -> list[Unit]:
     """The units of one file, whatever its language; never empty for a non-blank file.
     No unit is over ``max_unit_tokens`` unless a single line is (:func:`split_large`)."""
@@ -329,5 +373,5 @@ def file_units(path: str, language: str, text: str, outline: Outline, max_unit_t
     elif outline.parsed and any(s.kind in CODE_KINDS for s in outline.symbols):
         units = code_units(path, language, text, outline, max_unit_tokens)
     else:
-        return _imports_first(window_units(path, language, text), outline)
+        return _imports_first(window_units(path, language, text, max_unit_tokens), outline)
     return [part for unit in units for part in split_large(unit, max_unit_tokens)]
