@@ -112,6 +112,19 @@ def test_everything_relevant_fits_so_everything_loads():
     assert packed.manifest.splitlines()[0] == "[Context loaded: 2 of 2 relevant nodes]"
 
 
+def test_a_second_node_with_the_same_text_is_not_loaded_again():
+    """A file reached through a symlink (or copied) is two nodes with one text: the second
+    copy stays in the manifest, saying which node holds its text, and does not count as
+    room left unused."""
+    g = graph_with([(words(20, 1), 10, "input"), (words(20, 1), 12, "input"), (words(20, 2), 20, "input")])
+    packed = run(g, 2000)
+    assert decisions(packed) == {"n1": "loaded", "n2": "manifest_only", "n3": "loaded"}
+    assert packed.decision_of("n2").reason == "same text as n1, loaded"
+    assert packed.context.count(words(20, 1)) == 1
+    assert not packed.unused_with_room()
+    assert packed.manifest.splitlines()[0] == "[Context loaded: 2 of 3 relevant nodes]"
+
+
 def test_fill_leftover_loads_what_is_below_the_floor_in_fused_mode_only():
     nodes = [(words(20, 1), 10, "input"), (words(20, 2), 20, "input"), (words(20, 3), 95, "input")]
     g = graph_with(nodes, LoomConfig(concept_threshold=0.99, fill_leftover=True))

@@ -43,6 +43,8 @@ MESSAGE_OVERHEAD = 4
 """Tokens a chat message costs beyond its text (role and delimiters; seed 001)."""
 
 DECISIONS = ("loaded", "summary", "chunk", "manifest_only", "excluded")
+SAME_TEXT = "same text as"
+"""How a manifest-only node's reason starts when a node with its very text is loaded whole."""
 
 CAPTURED_ROWS = 50
 """Rows of the table whose node facts (title, type, tokens) a :class:`Packed` keeps from
@@ -368,7 +370,7 @@ class Packed:
             return False
         waiting = self._ranking.relevant.copy()
         # loaded, kept out by the caller, or stale (its file changed: it cannot be served)
-        placed = [i for i, seen in self._visited.items() if seen[0] != "manifest_only" or seen[1].startswith("stale")]
+        placed = [i for i, seen in self._visited.items() if seen[0] != "manifest_only" or seen[1].startswith(("stale", SAME_TEXT))]
         waiting[placed] = False
         return bool((self._lower_bounds[waiting] <= left).any())
 
@@ -446,6 +448,9 @@ class _Packer:
         """Relevant rows the ``max_whole_share`` cap kept out, for the :meth:`second_pass`."""
         self.in_place: dict[int, int] = {}
         """Ranking row of a source whose summary was loaded in its place → the summary's row."""
+        self.loaded_texts: dict[str, str] = {}
+        """Text of each node loaded whole → its id: a file reached through a symlink, or copied,
+        is two nodes with one text, and the second copy would tell the model nothing new."""
         self.all_fit = self._all_fit()
 
     def _lower_bounds(self) -> np.ndarray:
@@ -493,18 +498,26 @@ class _Packer:
             if _block_frame_tokens(node.id) + tokens + count_tokens(said) + 3 <= cost:
                 line = said
         self.blocks.append(Block(node.id, label, node.type, score, text, tokens, line))
+        if decision == "loaded":
+            self.loaded_texts.setdefault(text, node.id)
         self.block_rows[node.id] = i
         self.used += cost
         self.visited[i] = Visit(decision, reason, cost, tuple(spans))
         self.covered.add(node.id)
 
     def fresh_text(self, i: int, node_id: str) -> str | None:
-        """The node's text, or None (recorded as the decision) when its file went stale."""
+        """The node's text, or None (recorded as the decision) when its file went stale or a
+        node with the same text is already loaded whole."""
         try:
-            return self.graph.text(node_id)
+            text = self.graph.text(node_id)
         except StaleReferenceError as exc:
             self.visited[i] = Visit("manifest_only", f"stale: {exc}")
             return None
+        twin = self.loaded_texts.get(text)
+        if twin is not None:
+            self.visited[i] = Visit("manifest_only", f"{SAME_TEXT} {twin}, loaded")
+            return None
+        return text
 
     def next_candidate(self, position: int, end: int) -> int | None:
         """The walk position (before ``end``) of the next node whose cheapest form could fit
