@@ -128,6 +128,8 @@ def test_history_is_windowed_newest_first_and_what_falls_out_is_summarised():
     # the newest summary rides at the head of the history of the next request
     last_request = server.chat_requests[-1]["messages"]
     assert last_request[1]["role"] == "system" and last_request[1]["content"].startswith("Summary of turn")
+    # the turn's result shows the messages sent: the summary and the windowed history, not all six
+    assert turns[-1].result.messages == last_request
 
 
 def test_summaries_fall_back_to_extractive_when_the_model_cannot_answer():

@@ -186,6 +186,7 @@ def plan_turn(
         messages.append({"role": "system", "content": summary_text})
     messages += [{"role": m.role, "content": mask_secrets(m.content)[0]} for m in kept]
     messages.append({"role": "user", "content": user})
+    result.messages = messages  # the result shows what the turn sends, not the engine's plain prompt
     return TurnPlan(zones, result, list(kept), summary_text, list(summary_ids), available, offered, messages,
                     query.message)
 

@@ -91,7 +91,9 @@ class QueryResult(Displayable):
     ``messages`` / :attr:`prompt` are what goes to the model: the system prompt, the
     conversation before the message when the query carries one (each earlier turn as it
     was said, oldest first; with a window, the newest turns that fit its history zone), and
-    the user message, which holds the context and ``Question:`` with the message.
+    the user message, which holds the context and ``Question:`` with the message. A chat
+    turn's result holds the messages the turn sent: its system prompt with the project rules
+    and decisions, the summary of older turns, and the history that fit its window.
     :attr:`table` holds every content node with its signals, score, decision and reason
     (GraphRAG keeps these apart the same way: the rendered context, and the records that
     explain it).
