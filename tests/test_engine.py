@@ -62,6 +62,10 @@ def test_query_result_holds_prompt_and_table(loom):
     data = json.loads(json.dumps(result.to_dict()))
     assert data["table"][0]["decision"] == "loaded" and data["mode"]["name"] == "fused"
     assert result.budget_split()["context used"] == result.packed.context_tokens
+    # a budget with no window is the context's alone: no zone of 0 tokens for the system prompt
+    assert result.budget_split() == {"context used": result.packed.context_tokens,
+                                     "context unused": 400 - result.packed.context_tokens}
+    assert str(result.budget) == "explicit context budget: context (manifest + evidence) 400"
 
 
 def test_budget_from_a_model_window(loom, monkeypatch):

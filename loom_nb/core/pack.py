@@ -98,7 +98,10 @@ class Budget:
         return (self.window_zones or {}).get("history", 0)
 
     def zones(self) -> dict[str, int]:
-        zones = {"system prompt": self.system_prompt, "query": self.query, "output reserved": self.output_reserved}
+        """Tokens per zone of the window; a budget given with no window has only its context
+        (the system prompt and the query are sent beside it, not taken out of it)."""
+        zones = {} if self.window is None else {
+            "system prompt": self.system_prompt, "query": self.query, "output reserved": self.output_reserved}
         if self.history:
             zones["history"] = self.history
         zones["context (manifest + evidence)"] = self.context
