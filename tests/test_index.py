@@ -782,6 +782,19 @@ def test_rust_macros_and_constants_name_their_unit_and_attributes_do_not():
                     (8, 13, "macro_rules! vpath; const LIMIT", ("vpath", "LIMIT"))]
 
 
+def test_the_parts_of_a_long_preamble_have_titles_of_their_own():
+    """A module docstring too long for one unit is cut into parts; each used to be titled
+    ``walk.py (module)``, so a manifest listed two nodes by one name."""
+    from loom_nb.index.symbols import outline
+    from loom_nb.index.units import file_units
+
+    text = '"""' + "\n".join(f"Line {k} of a long module docstring about walking." for k in range(90)) + '"""\n\n\ndef walk():\n    pass\n'
+    units = [u for u in file_units("walk.py", "python", text, outline("walk.py", text, "python"), 200) if u.kind == "preamble"]
+    assert len(units) > 1 and units[0].title == "walk.py (module)"
+    assert [u.title for u in units[1:]] == [f"walk.py:{u.start}-{u.end} (module)" for u in units[1:]]
+    assert len({u.title for u in units}) == len(units)
+
+
 def test_windows_of_dense_text_stay_under_the_unit_cap():
     """A file with no outline is cut into windows of 60 lines and 4,000 characters; base64 or
     Japanese prose fills that with far more than 800 tokens, so such windows are halved until

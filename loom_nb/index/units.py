@@ -64,7 +64,11 @@ class Unit:
     @property
     def title(self) -> str:
         where = f"{self.path}[cell {self.cell_number}]" if self.cell else self.path
-        return f"{where}:{self.start}-{self.end} {self.name}" if self.kind != "preamble" else f"{where} (module)"
+        if self.kind == "preamble" and self.start == 1:
+            return f"{where} (module)"
+        if self.kind == "preamble":  # a later part of a preamble too long for one unit
+            return f"{where}:{self.start}-{self.end} (module)"
+        return f"{where}:{self.start}-{self.end} {self.name}"
 
     def embed_text(self, max_tokens: int = EMBED_TOKENS) -> str:
         """What is embedded: path, name, signature and doc first, then the body, cut short.
