@@ -185,16 +185,22 @@ compiled, not what it is, so a unit is not titled by it."""
 
 
 def _first_code_line(lines: list[str], start: int, end: int) -> str:
-    """The first line from ``start`` to ``end`` that is not blank or an attribute, stripped; the
-    first line when every line is one.
+    """The first line from ``start`` to ``end`` that is not blank, an attribute or a rule of
+    punctuation (``# ~~~~~~``, ``// -------``), stripped; the first line when every line is one.
 
     >>> _first_code_line(['#[cfg(feature = "json")]', "pub use json::Json;"], 1, 2)
     'pub use json::Json;'
+    >>> _first_code_line(["# ~~~~~~~~~~", "# Validators", "# ~~~~~~~~~~"], 1, 3)
+    '# Validators'
     """
     for line in lines[start - 1 : end]:
-        if line.strip() and not _ATTRIBUTE.match(line):
+        if _WORD.search(line) and not _ATTRIBUTE.match(line):
             return line.strip()
     return lines[start - 1].strip()
+
+
+_WORD = re.compile(r"[^\W_]")
+"""A letter or a digit: a line without one is a rule drawn in punctuation, not a name."""
 
 
 _CLOSERS = re.compile(r"^\s*(?:[)\]}]+|end)\s*[;,]?\s*(?:(?://|#|--).*|/\*.*\*/\s*)?$", re.I)
