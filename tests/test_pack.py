@@ -125,6 +125,19 @@ def test_a_second_node_with_the_same_text_is_not_loaded_again():
     assert packed.manifest.splitlines()[0] == "[Context loaded: 2 of 3 relevant nodes]"
 
 
+def test_a_copy_of_a_loaded_text_is_not_offered_on_request():
+    from loom_nb import HashingEmbedder, Loom
+    from loom_nb.chat.planner import available_list
+
+    loom = Loom(embedder=HashingEmbedder())
+    text = "The refresh token handler checks the expiry before the audience."
+    loom.add(text), loom.add(text), loom.add("The refresh token store rotates the family id on each refresh. " * 30)
+    result = loom.query("How does the refresh token handler check expiry?", budget=200)
+    assert [(r.node_id, r.decision) for r in result.table] == [
+        ("n1", "loaded"), ("n2", "manifest_only"), ("n3", "manifest_only")]
+    assert available_list(result, reserve=1000, items=10)[1] == ["n3"]  # n2 would bring n1's text again
+
+
 def test_fill_leftover_loads_what_is_below_the_floor_in_fused_mode_only():
     nodes = [(words(20, 1), 10, "input"), (words(20, 2), 20, "input"), (words(20, 3), 95, "input")]
     g = graph_with(nodes, LoomConfig(concept_threshold=0.99, fill_leftover=True))

@@ -32,7 +32,7 @@ from ..core.budget import WindowPlan, Zones, plan_window, window_history  # wind
 from ..core.prompt_safety import CLIPPED_MESSAGE_SHARE, clip_message
 from ..core.query import Query
 from ..core.secrets import mask_secrets
-from ..core.pack import MESSAGE_OVERHEAD
+from ..core.pack import MESSAGE_OVERHEAD, SAME_TEXT
 from ..core.tokens import count_tokens
 
 log = logging.getLogger(__name__)
@@ -229,7 +229,7 @@ def available_list(result, reserve: int, items: int) -> tuple[str, list[str]]:
         if len(lines) >= items:
             break
         row = result.packed.row(int(i), position + 1)
-        if row.decision != "manifest_only" or row.reason.startswith("stale"):
+        if row.decision != "manifest_only" or row.reason.startswith(("stale", SAME_TEXT)):  # nothing new to load
             continue
         line = f"- {row.node_id}: {' '.join(row.title.split())[:80]} ({row.tokens} tokens, relevance {row.score:.2f})"
         cost = count_tokens(line + "\n")
