@@ -112,30 +112,32 @@ def test_everything_relevant_fits_so_everything_loads():
     assert packed.manifest.splitlines()[0] == "[Context loaded: 2 of 2 relevant nodes]"
 
 
-def test_a_second_node_with_the_same_text_is_not_loaded_again():
-    """A file reached through a symlink (or copied) is two nodes with one text: the second
-    copy stays in the manifest, saying which node holds its text, and does not count as
-    room left unused."""
-    g = graph_with([(words(20, 1), 10, "input"), (words(20, 1), 12, "input"), (words(20, 2), 20, "input")])
-    packed = run(g, 2000)
-    assert decisions(packed) == {"n1": "loaded", "n2": "manifest_only", "n3": "loaded"}
-    assert packed.decision_of("n2").reason == "same text as n1, loaded"
-    assert packed.context.count(words(20, 1)) == 1
-    assert not packed.unused_with_room()
-    assert packed.manifest.splitlines()[0] == "[Context loaded: 2 of 3 relevant nodes]"
-
-
-def test_a_copy_of_a_loaded_text_is_not_offered_on_request():
+def test_a_unit_with_the_text_of_a_loaded_one_is_loaded_as_a_reference_to_it(tmp_path):
+    """A method pasted into two classes (Flask's and Blueprint's ``open_resource``), or a file
+    reached through a symlink, is two nodes with one text: the second is loaded as a one-line
+    reference to the first, so the model learns where else the text lives, for a few tokens."""
     from loom_nb import HashingEmbedder, Loom
-    from loom_nb.chat.planner import available_list
 
+    method = ("def open_resource(root_path, resource, mode='rb'):\n"
+              "    \"\"\"Open a resource file relative to root_path for reading.\"\"\"\n"
+              + "".join(f"    step_{k} = root_path / resource  # resolve {k}\n" for k in range(30))
+              + "    return open(step_0, mode)\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text(method + "\n\ndef run_app():\n    return 'app'\n")
+    (ws / "blueprints.py").write_text(method + "\n\ndef register_blueprint():\n    return 'bp'\n")
+    (ws / "link.py").symlink_to("app.py")
     loom = Loom(embedder=HashingEmbedder())
-    text = "The refresh token handler checks the expiry before the audience."
-    loom.add(text), loom.add(text), loom.add("The refresh token store rotates the family id on each refresh. " * 30)
-    result = loom.query("How does the refresh token handler check expiry?", budget=200)
-    assert [(r.node_id, r.decision) for r in result.table] == [
-        ("n1", "loaded"), ("n2", "manifest_only"), ("n3", "manifest_only")]
-    assert available_list(result, reserve=1000, items=10)[1] == ["n3"]  # n2 would bring n1's text again
+    loom.index(ws, progress=False, wait=True)
+    result = loom.query("how does open_resource open a resource file?", budget=4000)
+    rows = {r.title.split(" ")[0]: r for r in result.table}
+    first, *twins = sorted((rows[f"{k}.py:1-33"] for k in ("app", "blueprints", "link")), key=lambda r: -r.score)
+    assert all(r.decision == "loaded" for r in (first, *twins))
+    assert [t.reason for t in twins] == [f"same text as {first.node_id}, loaded above: shown as a reference to it"] * 2
+    assert result.context.count("step_29 = root_path") == 1
+    assert result.context.count(f"(same text as [{first.node_id}] above)") == 2
+    block = {b.node_id: b for b in result.packed.blocks}[twins[0].node_id]
+    assert block.tokens < 15 < first.tokens
 
 
 def test_fill_leftover_loads_what_is_below_the_floor_in_fused_mode_only():

@@ -44,7 +44,8 @@ MESSAGE_OVERHEAD = 4
 
 DECISIONS = ("loaded", "summary", "chunk", "manifest_only", "excluded")
 SAME_TEXT = "same text as"
-"""How a manifest-only node's reason starts when a node with its very text is loaded whole."""
+"""How the reason of a node starts when a node with its very text is loaded whole: it is loaded as
+a one-line reference to that block (or left out, when even that does not fit)."""
 
 CAPTURED_ROWS = 50
 """Rows of the table whose node facts (title, type, tokens) a :class:`Packed` keeps from
@@ -452,8 +453,10 @@ class _Packer:
         self.in_place: dict[int, int] = {}
         """Ranking row of a source whose summary was loaded in its place → the summary's row."""
         self.loaded_texts: dict[str, str] = {}
-        """Text of each node loaded whole → its id: a file reached through a symlink, or copied,
-        is two nodes with one text, and the second copy would tell the model nothing new."""
+        """Hash of each file unit loaded whole → its node id. A file reached through a symlink,
+        a copied file or a method pasted into two classes is two nodes with one text: the second
+        is shown as a reference to the first, so the model learns where else the text lives
+        without paying for it twice."""
         self.all_fit = self._all_fit()
 
     def _lower_bounds(self) -> np.ndarray:
@@ -492,35 +495,41 @@ class _Packer:
         node = self.graph.node(self.ids[i])
         score = float(self.ranking.scores[i])
         line = _manifest_line(node.id, label, score, node.type)
-        masked = self.graph.masked(node.id)
+        whole = decision == "loaded" and not reason.startswith(SAME_TEXT)  # not a reference to a twin
+        masked = self.graph.masked(node.id) if whole else 0
         # a whole node's text is the one its count was made from (the reference's sha256 was
         # checked as it was read) unless a secret in it was masked: count only then
-        tokens = node.tokens if decision == "loaded" and not masked else count_tokens(text)
+        tokens = node.tokens if whole and not masked else count_tokens(text)
         if masked:  # said on the manifest line when it still fits what the node was given
             said = _manifest_line(node.id, label, score, _said_source(node.type, masked))
             if _block_frame_tokens(node.id) + tokens + count_tokens(said) + 3 <= cost:
                 line = said
         self.blocks.append(Block(node.id, label, node.type, score, text, tokens, line))
-        if decision == "loaded":
-            self.loaded_texts.setdefault(text, node.id)
+        digest = _text_digest(node)
+        if whole and digest:
+            self.loaded_texts.setdefault(digest, node.id)
         self.block_rows[node.id] = i
         self.used += cost
         self.visited[i] = Visit(decision, reason, cost, tuple(spans))
         self.covered.add(node.id)
 
     def fresh_text(self, i: int, node_id: str) -> str | None:
-        """The node's text, or None (recorded as the decision) when its file went stale or a
-        node with the same text is already loaded whole."""
+        """The node's text, or None (recorded as the decision) when its file went stale."""
         try:
-            text = self.graph.text(node_id)
+            return self.graph.text(node_id)
         except StaleReferenceError as exc:
             self.visited[i] = Visit("manifest_only", f"stale: {exc}")
             return None
-        twin = self.loaded_texts.get(text)
-        if twin is not None:
-            self.visited[i] = Visit("manifest_only", f"{SAME_TEXT} {twin}, loaded")
-            return None
-        return text
+
+    def load_as_twin(self, i: int, node, twin: str, score: float) -> None:
+        """Load ``node``, whose text is ``twin``'s (loaded above), as a one-line reference to it."""
+        text = f"(same text as [{twin}] above)"
+        cost = self.frame_cost(node.id, node.title, node.type, score) + count_tokens(text)
+        left = self.allowance - self.used
+        if cost > left or (self.limit is not None and len(self.blocks) >= self.limit):
+            self.visited[i] = Visit("manifest_only", f"{SAME_TEXT} {twin}, loaded; a reference to it needs {cost} tokens, {left} left")
+            return
+        self.add_block(i, node.title, text, "loaded", f"{SAME_TEXT} {twin}, loaded above: shown as a reference to it", cost)
 
     def next_candidate(self, position: int, end: int) -> int | None:
         """The walk position (before ``end``) of the next node whose cheapest form could fit
@@ -542,6 +551,10 @@ class _Packer:
         """Decide one node: whole, else its summary, else its best chunks, else the manifest."""
         node = self.graph.node(self.ids[i])
         if node.id in self.covered or i in self.visited:  # a summary loaded in its source's place, or excluded by the caller
+            return
+        twin = self.loaded_texts.get(_text_digest(node) or "")
+        if twin is not None:
+            self.load_as_twin(i, node, twin, float(self.ranking.scores[i]))
             return
         score, left, cost = float(self.ranking.scores[i]), self.allowance - self.used, self.cost_whole(i)
         too_big = node.tokens > self.config.large_node_tokens and cost > self.config.max_whole_share * self.allowance
@@ -776,6 +789,12 @@ def _min_frame_tokens() -> int:
     if _MIN_FRAME is None:
         _MIN_FRAME = count_tokens(_render_block("n", "")) + count_tokens(_manifest_line("n", "", 0.0, "input"))
     return _MIN_FRAME
+
+
+def _text_digest(node) -> str:
+    """The hash of a file unit's text as indexed ("" for other nodes): equal hashes, equal texts."""
+    ref = node.reference
+    return ref.sha256 if ref is not None else ""
 
 
 def _said_source(node_type: str, masked: int) -> str:
