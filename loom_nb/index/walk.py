@@ -22,7 +22,7 @@ What is left out, in the order it is checked:
 Symlinks whose target is inside the workspace are followed and indexed under the *link's*
 path, so a linked file appears twice (under its own path and the link's): the link is how
 the user refers to it, and both names are real paths in the workspace (a context loads the
-text once; the other node's manifest line says "same text as …"). A linked folder is
+text once, and the other node as a one-line reference to it). A linked folder is
 followed at most once, never into one of its own ancestors, so link cycles end.
 
 Limits: ``.gitignore`` files above the workspace root (when the root is a sub-folder of a
