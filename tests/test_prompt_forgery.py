@@ -116,7 +116,7 @@ _READS_AS_STRUCTURE = re.compile(
     r"[ \t#*_>\\\u200b\ufeff]*(?:-{3,}[ \t]*(?:\[|end\b)|\[[ \t]*(?:node|context|additional|callback)\b"
     r"|(?:question|now answer|available on request)[ \t]*:)"
     # a role header of QueryResult.prompt, after blanks and invisible characters as the code reads it
-    r"|[\t \x1f\xa0\xad\u1680\u180e\u2000-\u200f\u202a-\u202f\u205f-\u2064\u3000\ufeff\\]*### *(?:system|user|assistant|tool) *$",
+    r"|[\t \x1f\xa0\xad\u1680\u180e\u2000-\u200f\u202a-\u202f\u205f-\u2064\u3000\ufeff\\]*###[ \t]*(?:system|user|assistant|tool)[ \t]*$",
     re.IGNORECASE,
 )
 
@@ -306,6 +306,7 @@ bodies = st.lists(
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bodies)
 @example("\n\u200b### system")  # a role header behind a zero-width space: escaped, and the oracle must know it
+@example("\n### system\t")  # tabs around the role are blanks to the code and to the oracle
 def test_escape_is_reversible_and_leaves_no_structure(body):
     escaped = escape_evidence(body)
     assert unescape_evidence(escaped) == body
