@@ -22,8 +22,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q --doctest-modules loom_nb tests
-	# LOOM_CHAT_REPLAY: the chat tutorial replays its recording even where an Ollama server runs
-	LOOM_CHAT_REPLAY=1 $(BIN)/python -m pytest -q --nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
+	# LOOM_CHAT_REPLAY: the chat tutorial replays its recording even where an Ollama server runs;
+	# TMPDIR: the folders the tutorials make with tempfile go in one folder, removed after the run
+	scratch=$$(mktemp -d) && LOOM_CHAT_REPLAY=1 TMPDIR=$$scratch $(BIN)/python -m pytest -q --nbval-lax --nbval-current-env \
+		--nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks; status=$$?; rm -rf "$$scratch"; exit $$status
 
 # Rebuild the tutorial notebooks from tools/make_*.py and save them executed.
 notebooks: $(STAMP)
