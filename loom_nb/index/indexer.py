@@ -57,7 +57,7 @@ outputs are masked before its outputs are clipped; a split class keeps the code 
 its members as units, a Go type group keeps its parentheses, and a file cut into windows keeps its
 imports; 11: a Markdown file's last section ends on its last line, a notebook's heading-less
 cell is titled in a subfolder too, minified bundles are skipped, windows of dense text are cut to
-``max_unit_tokens``, and a Rust ``macro_rules!``, ``const`` or ``static`` defines its name)."""
+``max_unit_tokens``, and a Rust ``macro_rules!`` defines its name)."""
 
 
 @dataclass

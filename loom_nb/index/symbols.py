@@ -146,12 +146,16 @@ class Outline:
 
 TOP_LEVEL_DECLARATIONS: dict[str, dict[str, str]] = {
     "go": {"const_declaration": "const", "var_declaration": "var"},
-    "rust": {"macro_definition": "macro_rules!", "const_item": "const", "static_item": "static"},
+    "rust": {"macro_definition": "macro_rules!"},
 }
 """Top-level declarations that are not symbols but name what a module-level unit holds: a Go
 ``const (`` block of route names is titled ``const NotFoundRouteName, …``, not ``const (``; a
 Rust ``macro_rules! impl_handler {`` defines ``impl_handler``, so a call ``impl_handler!(…)``
-leads to it, and is titled by its name, not by the ``///`` comment above it."""
+leads to it, and is titled by its name, not by the ``///`` comment above it. Rust's ``const``
+and ``static`` are not listed: their first line already names them, and defining the name too
+counted it twice in the symbol field, which lifted pydantic-core's forty ``static
+STRICT_…_VALIDATOR`` units over the code a question about validators was after (one mined
+case fell from 0.52 to 0.22 line recall at 8k)."""
 
 
 def _declarations(language: str, root, src: bytes) -> tuple[tuple[int, str, str], ...]:
@@ -167,7 +171,7 @@ def _declarations(language: str, root, src: bytes) -> tuple[tuple[int, str, str]
             continue
         specs = [c for c in node.named_children if c.type.endswith("_spec")]
         if not specs and node.child_by_field_name("name") is not None:
-            specs = [node]  # one name, on the declaration itself (Rust `const X`, `macro_rules! m`)
+            specs = [node]  # one name, on the declaration itself (Rust's `macro_rules! m`)
         for group in (c for c in node.named_children if c.type.endswith("_spec_list")):
             specs += [c for c in group.named_children if c.type.endswith("_spec")]
         for spec in specs:
