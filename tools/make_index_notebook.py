@@ -204,6 +204,28 @@ cells = [
     ),
     new_code_cell("loom.save()\nprint(Loom.open(loom.folder))"),
     new_markdown_cell(
+        "A file reached through a symlink inside the workspace is indexed under both paths (the link is how\n"
+        "you refer to it), and a method pasted into two classes is two units with one text. Whichever ranks\n"
+        "second goes into the context as a one-line reference to the first: the model learns where else the\n"
+        "text lives without the budget paying for it twice."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "twins = Path(tempfile.mkdtemp()) / 'twins'\n"
+        "(twins / 'src').mkdir(parents=True)\n"
+        "(twins / 'src' / 'retry.py').write_text('def backoff(attempt):\\n'\n"
+        "                                        '    \"\"\"Seconds to wait before retry number attempt.\"\"\"\\n'\n"
+        "                                        '    return min(2 ** attempt, 60)\\n')\n"
+        "(twins / 'retry.py').symlink_to('src/retry.py')  # the same file, reached by a second path\n"
+        "both = Loom()\n"
+        "both.index(twins, progress=False)\n"
+        "asked = both.query('how long does backoff wait between retries?', budget=500)\n"
+        "for row in asked.rows(2):\n"
+        "    print(row.title, '|', row.decision, '-', row.reason)\n"
+        "print(asked.context.count('return min(2 ** attempt, 60)'), 'copy of the code in the context')\n"
+        "assert asked.context.count('return min(2 ** attempt, 60)') == 1"
+    ),
+    new_markdown_cell(
         "## Notebooks, cell by cell\n\n"
         "A `.ipynb` is indexed by its cells, not its JSON: code cells are outlined in the kernel's language,\n"
         "markdown cells split by heading, and each output is kept as a short `# Out:` line (images and widget\n"
