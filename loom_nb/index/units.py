@@ -279,7 +279,7 @@ def _imports_first(units: list[Unit], outline: Outline) -> list[Unit]:
     return units
 
 
-def markdown_units(path: str, text: str, outline: Outline) -> list[Unit]:
+def markdown_units(path: str, text: str, outline: Outline, max_unit_tokens: int = 800) -> list[Unit]:
     """One unit per heading, from the heading to the next heading of any level; the last
     ends at the file's last line (not one past it, as ``text.split("\\n")`` would count a
     final newline).
@@ -287,7 +287,7 @@ def markdown_units(path: str, text: str, outline: Outline) -> list[Unit]:
     lines = text_lines(text)
     heads = sorted((s for s in outline.symbols if s.kind == "heading"), key=lambda s: s.start_line)
     if not heads:
-        return window_units(path, "markdown", text)  # bounded by the default max_unit_tokens
+        return window_units(path, "markdown", text, max_unit_tokens)
     units = []
     starts = [h.start_line for h in heads] + [len(lines) + 1]
     if starts[0] > 1 and _slice(lines, 1, starts[0] - 1).strip():
@@ -379,7 +379,7 @@ def file_units(path: str, language: str, text: str, outline: Outline, max_unit_t
     """The units of one file, whatever its language; never empty for a non-blank file.
     No unit is over ``max_unit_tokens`` unless a single line is (:func:`split_large`)."""
     if language == "markdown":
-        units = markdown_units(path, text, outline)
+        units = markdown_units(path, text, outline, max_unit_tokens)
     elif outline.parsed and any(s.kind in CODE_KINDS for s in outline.symbols):
         units = code_units(path, language, text, outline, max_unit_tokens)
     else:
