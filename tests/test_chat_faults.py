@@ -117,10 +117,11 @@ def test_a_stalled_server_fails_the_turn_within_its_timeout_in_one_line(fault, s
 
 
 def test_the_first_token_may_take_longer_than_the_gap_between_tokens():
-    # a cold load: 0.45 s before the first chunk, more than the 0.3 s idle limit, less than
-    # the 0.6 s first-token limit (one httpx read timeout cannot allow one and refuse the other)
-    with FaultyOllama(answers=[ANSWER, ANSWER], faults={0: ("slow_first", 0.45), 1: "stall_mid"}, stall_seconds=5) as server:
-        session = session_for(server, make_loom())
+    # a cold load: 0.75 s before the first chunk, more than the 0.3 s idle limit, less than a
+    # 1.5 s first-token limit (one httpx read timeout cannot allow one and refuse the other);
+    # 0.75 s of slack either side, so a loaded machine's pause does not decide the test
+    with FaultyOllama(answers=[ANSWER, ANSWER], faults={0: ("slow_first", 0.75), 1: "stall_mid"}, stall_seconds=5) as server:
+        session = session_for(server, make_loom(ollama_first_token_timeout=1.5))
         assert session.send("Why does the refresh fail?").answer == ANSWER
         error, took = failure(session, "And the gateway?")
     assert isinstance(error, OllamaTimeoutError) and error.setting == "ollama_idle_timeout" and took < 1.5
