@@ -140,6 +140,25 @@ def test_a_unit_with_the_text_of_a_loaded_one_is_loaded_as_a_reference_to_it(tmp
     assert block.tokens < 15 < first.tokens
 
 
+def test_a_note_added_twice_is_loaded_once_and_a_short_twin_whole():
+    """Twins are not only file units: a note pasted twice, or an answer repeated, is loaded
+    once and referenced after; a text shorter than the reference ("yes") goes in whole."""
+    from loom_nb import HashingEmbedder, Loom
+
+    loom = Loom(embedder=HashingEmbedder())
+    note = "The refresh token rotates on every use; presenting a used one revokes the whole family."
+    first, again = loom.add(note).ids[0], loom.add(note).ids[0]
+    short = [loom.add("used refresh token revoked").ids[0] for _ in range(2)]
+    result = loom.query("why does a used refresh token revoke the family?", budget=2000)
+    reasons = {r.node_id: r.reason for r in result.table if r.decision == "loaded"}
+    kept, referenced = sorted((first, again), key=lambda n: reasons[n].startswith("same text"))
+    assert reasons[referenced] == f"same text as {kept}, loaded above: shown as a reference to it"
+    texts = {b.node_id: b.text for b in result.packed.blocks}
+    assert (texts[kept], texts[referenced]) == (note, f"(same text as [{kept}] above)")
+    assert [texts[n] for n in short] == ["used refresh token revoked"] * 2  # 4 tokens, a reference 10
+    assert not any(reasons[n].startswith("same text") for n in short)
+
+
 def test_fill_leftover_loads_what_is_below_the_floor_in_fused_mode_only():
     nodes = [(words(20, 1), 10, "input"), (words(20, 2), 20, "input"), (words(20, 3), 95, "input")]
     g = graph_with(nodes, LoomConfig(concept_threshold=0.99, fill_leftover=True))

@@ -453,10 +453,10 @@ class _Packer:
         self.in_place: dict[int, int] = {}
         """Ranking row of a source whose summary was loaded in its place → the summary's row."""
         self.loaded_texts: dict[str, str] = {}
-        """Hash of each file unit loaded whole → its node id. A file reached through a symlink,
-        a copied file or a method pasted into two classes is two nodes with one text: the second
-        is shown as a reference to the first, so the model learns where else the text lives
-        without paying for it twice."""
+        """Hash of each node loaded whole → its node id. A file reached through a symlink, a
+        copied file, a method pasted into two classes or a note added twice is two nodes with one
+        text: the second is shown as a reference to the first, so the model learns where else
+        the text lives without paying for it twice."""
         self.all_fit = self._all_fit()
 
     def _lower_bounds(self) -> np.ndarray:
@@ -523,7 +523,7 @@ class _Packer:
 
     def load_as_twin(self, i: int, node, twin: str, score: float) -> None:
         """Load ``node``, whose text is ``twin``'s (loaded above), as a one-line reference to it."""
-        text = f"(same text as [{twin}] above)"
+        text = _twin_text(twin)
         cost = self.frame_cost(node.id, node.title, node.type, score) + count_tokens(text)
         left = self.allowance - self.used
         if cost > left or (self.limit is not None and len(self.blocks) >= self.limit):
@@ -553,7 +553,7 @@ class _Packer:
         if node.id in self.covered or i in self.visited:  # a summary loaded in its source's place, or excluded by the caller
             return
         twin = self.loaded_texts.get(_text_digest(node) or "")
-        if twin is not None:
+        if twin is not None and node.tokens > count_tokens(_twin_text(twin)):  # "ok" twice is cheaper than a reference
             self.load_as_twin(i, node, twin, float(self.ranking.scores[i]))
             return
         score, left, cost = float(self.ranking.scores[i]), self.allowance - self.used, self.cost_whole(i)
@@ -791,10 +791,15 @@ def _min_frame_tokens() -> int:
     return _MIN_FRAME
 
 
+def _twin_text(twin: str) -> str:
+    """What a node whose text is ``twin``'s (loaded above) is loaded as."""
+    return f"(same text as [{twin}] above)"
+
+
 def _text_digest(node) -> str:
-    """The hash of a file unit's text as indexed ("" for other nodes): equal hashes, equal texts."""
-    ref = node.reference
-    return ref.sha256 if ref is not None else ""
+    """The hash of a node's text as it was added (a file unit's as indexed, a note's or an
+    answer's as pasted, after masking): equal hashes, equal texts."""
+    return node.sha256
 
 
 def _said_source(node_type: str, masked: int) -> str:
