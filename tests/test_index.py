@@ -647,7 +647,7 @@ def test_a_split_class_keeps_the_lines_between_and_after_its_methods():
     units = file_units("router.py", "python", text, outline("router.py", text, "python"), max_unit_tokens=30)
     assert [(u.kind, u.name, u.start, u.end) for u in units] == [
         ("class", "Router", 1, 5), ("method", "Router.get", 6, 7),
-        ("module", "Router: # registered after the handlers", 9, 11),
+        ("module", "Router: ROUTES = {'/a': 'get'}", 9, 11),  # its first line of code, not the comment
         ("method", "Router.post", 13, 14), ("module", "Router: LIMIT = 5", 16, 16)]
     assert units[2].text == "    # registered after the handlers\n    ROUTES = {'/a': 'get'}\n    MAX_BODY = 1_000_000"
     # under the limit the class is one unit, as before
@@ -762,7 +762,7 @@ def test_rust_macros_name_their_unit_and_attributes_do_not():
         "\n"                                                   # 2
         "#[cfg(feature = \"form\")]\n"                         # 3
         "pub use self::form::Form;\n"                          # 4
-        "\n"                                                   # 5
+        "pub use self::json::Json;\n"                          # 5
         "fn route() {}\n"                                      # 6
         "\n"                                                   # 7
         "/// Builds a path at compile time.\n"                 # 8
@@ -773,12 +773,19 @@ def test_rust_macros_name_their_unit_and_attributes_do_not():
         "pub const LIMIT: usize = 16;\n"                       # 13
         "\n"                                                   # 14
         "fn serve() {}\n"                                      # 15
+        "\n"                                                   # 16
+        "#[cfg(test)]\n"                                       # 17
+        "use self::tests::fixture;\n"                          # 18
+        "\n"                                                   # 19
+        "fn check() {}\n"                                      # 20
     )
     found = outline("mod.rs", text, "rust")
     assert found.declarations == ((9, "macro_rules!", "vpath"),)  # a const names itself on its first line
     units = file_units("mod.rs", "rust", text, found)
     gaps = [(u.start, u.end, u.name, u.defines) for u in units if u.kind == "module" and u.start > 1]
-    assert gaps == [(3, 4, "pub use self::form::Form;", ()), (8, 13, "macro_rules! vpath", ("vpath",))]
+    assert gaps == [(3, 5, "pub use self::form::Form;", ()), (8, 13, "macro_rules! vpath", ("vpath",))]
+    # one line of code is too little to stand alone: it goes with the function below it
+    assert [(u.start, u.end, u.name) for u in units][-1] == (17, 20, "check")
 
 
 def test_the_parts_of_a_long_preamble_have_titles_of_their_own():
@@ -1009,3 +1016,34 @@ def test_a_refresh_keeps_the_nodes_of_files_it_cannot_read(tmp_path, monkeypatch
     assert {n.id: n.title for n in loom.graph.content_nodes()} == before
     (root / "auth.py").unlink()  # a file really gone still goes
     assert loom.index(root, progress=False).files_removed == 1
+
+
+def test_scraps_between_symbols_join_a_unit_and_gaps_are_titled_by_their_code():
+    """Found indexing cobra and click as a user would: a comment set apart by a blank line
+    (``// NoArgs``, ``// ---- helpers ----``) and an ``else:`` between two definitions were units
+    of two to four tokens, and two were loaded ahead of the function a question was after; a
+    table of scripts was titled by the comment above it; a Go file of one ``var`` was windows
+    that defined nothing."""
+    from loom_nb.index.symbols import outline
+    from loom_nb.index.units import file_units
+
+    go = ("package cobra\n\nfunc A() error {\n\treturn nil\n}\n\n"   # 1-5
+          "// NoArgs\n\n"                                              # 7
+          "func NoArgs() error {\n\treturn nil\n}\n\n"               # 9-11
+          "// ---- helpers ----\n\n"                                 # 13
+          "func helper() {}\n")                                      # 15
+    units = file_units("args.go", "go", go, outline("args.go", go, "go"))
+    assert [(u.name, u.start, u.end) for u in units] == [("args.go", 1, 2), ("A", 3, 5), ("NoArgs", 7, 11), ("helper", 13, 15)]
+    py = ("import typing as t\n\n"
+          "def first():\n    pass\n\n"                               # 3-4
+          "if t.TYPE_CHECKING:\n    def f(x): return x\n"            # 6-7
+          "else:\n    def f(x): return x + 1\n\n"                    # 8-9
+          "# Only Bash >= 4.4 has the nosort option.\n"              # 11
+          "_SOURCE_BASH = '''\\\ncomplete -F _f prog\n'''\n\n"       # 12-14
+          "def g():\n    return 1\n")                                # 16-17
+    units = file_units("shell.py", "python", py, outline("shell.py", py, "python"))
+    assert [(u.name, u.start, u.end) for u in units] == [
+        ("shell.py", 1, 2), ("first", 3, 4), ("f", 6, 7), ("f", 8, 9), ("_SOURCE_BASH = '''\\", 11, 14), ("g", 16, 17)]
+    var = "//go:build !windows\n\npackage cobra\n\nvar preExecHookFn func(*Command)\n"
+    (unit,) = file_units("command_notwin.go", "go", var, outline("command_notwin.go", var, "go"))
+    assert (unit.kind, unit.defines, unit.fields()["symbol"]) == ("preamble", ("preExecHookFn",), "preExecHookFn")

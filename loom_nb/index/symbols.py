@@ -797,11 +797,12 @@ def _tree_outline(path: str, text: str, language: str) -> Outline:
                references=tuple(sorted(r))[:MAX_REFERENCES])
         for d, r in zip(defs, refs))
     imports = _imports(language, tree.root_node, src)
-    if not symbols and text.strip():
+    declarations = _declarations(language, tree.root_node, src)
+    if not symbols and not declarations and text.strip():
         # a script or constants module has no definitions; windows keep its content reachable
         windows = _window_outline(path, text, language, parsed=True, error=error)
         return Outline(path, language, windows.symbols, imports, True, error)
-    return Outline(path, language, symbols, imports, True, error, _declarations(language, tree.root_node, src))
+    return Outline(path, language, symbols, imports, True, error, declarations)
 
 
 # --------------------------------------------------------------------------------------------
@@ -965,7 +966,8 @@ def outline(path: str, text: str, language: str) -> Outline:
         that leave no symbols give windows with ``parsed=False`` and the reason in ``error``; a
         file with syntax errors but some symbols keeps them (``error`` says the outline is
         partial). A parsed file with no definitions at all (a script) is given as windows, with
-        ``parsed=True``, so its content stays reachable.
+        ``parsed=True``, so its content stays reachable; one that declares names (a Go file of
+        ``var``s alone) has no symbols and its declarations.
 
     Examples
     --------

@@ -185,18 +185,21 @@ compiled, not what it is, so a unit is not titled by it."""
 
 
 def _first_code_line(lines: list[str], start: int, end: int) -> str:
-    """The first line from ``start`` to ``end`` that is not blank, an attribute or a rule of
-    punctuation (``# ~~~~~~``, ``// -------``), stripped; the first line when every line is one.
+    """The first line from ``start`` to ``end`` that is code, not a comment, an attribute or a
+    rule of punctuation (``# ~~~~~~``, ``// -------``), stripped; else the first comment with a
+    word in it; else the first line. A comment above a table says something about it, but the
+    table's first line says what it is (``_SOURCE_BASH = (``).
 
     >>> _first_code_line(['#[cfg(feature = "json")]', "pub use json::Json;"], 1, 2)
     'pub use json::Json;'
+    >>> _first_code_line(["# Only Bash >= 4.4 has the nosort option.", "_SOURCE_BASH = ("], 1, 2)
+    '_SOURCE_BASH = ('
     >>> _first_code_line(["# ~~~~~~~~~~", "# Validators", "# ~~~~~~~~~~"], 1, 3)
     '# Validators'
     """
-    for line in lines[start - 1 : end]:
-        if _WORD.search(line) and not _ATTRIBUTE.match(line):
-            return line.strip()
-    return lines[start - 1].strip()
+    worded = [line for line in lines[start - 1 : end] if _WORD.search(line) and not _ATTRIBUTE.match(line)]
+    code = next((line for line in worded if not _COMMENT.match(line)), None)
+    return (code or (worded[0] if worded else lines[start - 1])).strip()
 
 
 _WORD = re.compile(r"[^\W_]")
@@ -209,10 +212,19 @@ comment (``}  // namespace geo``): it is kept with the unit above rather than ma
 holds nothing else."""
 
 
+LOOSE_GAP_TOKENS = 40
+"""Code between symbols of at most one line of code that declares and assigns nothing, in at
+most this many tokens (a section comment ``// ---- helpers ----``, an ``else:`` between two
+definitions of one function, a comment set apart by a blank line, a script's closing
+``main "$@"``) joins the unit below it, or the one above at the end: a unit of three tokens
+is found by every word it shares and tells the model nothing alone."""
+
+
 def code_units(path: str, language: str, text: str, outline: Outline, max_unit_tokens: int) -> list[Unit]:  # noqa: C901 - one unit kind per branch (symbol, gap, part)
     """Units of a parsed source file: preamble, top-level symbols (each with the comment
     block right above it), large classes split, and the module-level code between symbols
-    (constants, tables, registrations), which would otherwise belong to no node."""
+    (constants, tables, registrations), which would otherwise belong to no node; a loose
+    scrap of it (:data:`LOOSE_GAP_TOKENS`) goes with the symbol below it."""
     lines = text_lines(text)
     top = outermost(outline.symbols)
     units: list[Unit] = []
@@ -222,20 +234,33 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
         units.append(_module_unit(path, language, lines, 1, preamble_end, outline, preamble=True))
     covered_to = preamble_end
 
-    def gap(start: int, end: int, container: str = "") -> None:
+    def loose(start: int, end: int) -> bool:
+        """Whether lines ``start`` to ``end`` hold at most one line of code, and it declares and
+        assigns nothing (``TIMEOUT = 5`` is a unit titled by its name), in few tokens."""
+        code = [line for line in lines[start - 1 : end] if line.strip() and not _COMMENT.match(line)]
+        return (len(code) <= 1 and not any("=" in line for line in code)
+                and not any(start <= line <= end for line, _, _ in outline.declarations)
+                and count_tokens(_slice(lines, start, end)) <= LOOSE_GAP_TOKENS)
+
+    def gap(start: int, end: int, container: str = "", below: int | None = None) -> int | None:
         """The code from ``start`` to ``end`` that no symbol holds, as a unit of its own: without
-        it those lines would be in no unit, never found and never loaded."""
+        it those lines would be in no unit, never found and never loaded. A loose scrap of it
+        joins the unit that starts at line ``below`` (its new first line is returned), or the
+        unit above when nothing follows."""
         while start <= end and not lines[start - 1].strip():  # trim blank lines around it
             start += 1
         while end >= start and not lines[end - 1].strip():
             end -= 1
         if end < start:
-            return
-        if units and all(_CLOSERS.match(line) for line in lines[start - 1 : end] if line.strip()):
+            return None
+        if below is not None and loose(start, end):
+            return start
+        if units and (all(_CLOSERS.match(line) for line in lines[start - 1 : end] if line.strip()) or loose(start, end)):
             last = units[-1]  # a class's or namespace's closing brace: with its last member
             units[-1] = Unit(**{**last.__dict__, "end": end, "text": _slice(lines, last.start, end)})
-            return
+            return None
         units.append(_module_unit(path, language, lines, start, end, outline, container=container))
+        return None
 
     def cut(sym: Symbol, start: int, pool: tuple[Symbol, ...] | list[Symbol]) -> None:
         children = [s for s in pool if s is not sym and sym.start_line <= s.start_line and s.end_line <= sym.end_line]
@@ -246,11 +271,13 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
                 units.append(_symbol_unit(path, language, lines, sym, [], start, head_end))
             done = head_end
             for child in outermost(children):  # a function nested in a method stays in the method
-                gap(done + 1, child.start_line - 1, sym.qualname)  # fields, constants, `private:` between members
+                # fields, constants, `private:` between members
+                child_start = leading_comment_start(lines, child.start_line, done)
+                child_start = gap(done + 1, child_start - 1, sym.qualname, below=child_start) or child_start
                 if sym.kind == "module":  # a namespace (C#, C++, Ruby, Rust mod): its members are cut as top-level ones are
-                    cut(child, child.start_line, children)
+                    cut(child, child_start, children)
                 else:
-                    units.append(_symbol_unit(path, language, lines, child, [c for c in children if c is not child and child.start_line <= c.start_line and c.end_line <= child.end_line]))
+                    units.append(_symbol_unit(path, language, lines, child, [c for c in children if c is not child and child.start_line <= c.start_line and c.end_line <= child.end_line], child_start))
                 done = max(done, child.end_line)
             gap(done + 1, sym.end_line, sym.qualname)
         else:
@@ -260,7 +287,7 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
         if sym.start_line <= covered_to:  # nested in a symbol already emitted (e.g. a decorator range)
             continue
         start = leading_comment_start(lines, sym.start_line, covered_to)
-        gap(covered_to + 1, start - 1)
+        start = gap(covered_to + 1, start - 1, below=start) or start
         cut(sym, start, outline.symbols)
         covered_to = sym.end_line
     if top:
@@ -380,7 +407,9 @@ def file_units(path: str, language: str, text: str, outline: Outline, max_unit_t
     No unit is over ``max_unit_tokens`` unless a single line is (:func:`split_large`)."""
     if language == "markdown":
         units = markdown_units(path, text, outline, max_unit_tokens)
-    elif outline.parsed and any(s.kind in CODE_KINDS for s in outline.symbols):
+    elif outline.parsed and (any(s.kind in CODE_KINDS for s in outline.symbols) or outline.declarations):
+        # a file of constants and variables alone (Go's `var preExecHookFn = …`) is one unit
+        # that defines them, not windows that define nothing
         units = code_units(path, language, text, outline, max_unit_tokens)
     else:
         return _imports_first(window_units(path, language, text, max_unit_tokens), outline)
