@@ -242,9 +242,15 @@ def test_changed_file_is_stale_until_reindexed_and_never_served(workspace):
     assert "return None  # changed" not in result.context
     stale_rows = [r for r in result.table if r.reason.startswith("stale:")]
     assert stale_rows, "the stale node is reported as such"
+    # and the user is told, on the manifest's first line, why and what to run
+    assert result.packed.stale == [r.node_id for r in stale_rows]
+    note = result.manifest.splitlines()[0]
+    assert note.startswith(f"[stale: {len(stale_rows)} node") and "(app/tokens.py)" in note and "re-index" in note
+    assert "[stale:" not in result.context  # the model's manifest counts them among the nodes not loaded
     loom.index(workspace, progress=False)
     fresh = nodes_by_title(loom)["app/tokens.py:14-16 rotate"]
     assert "return None  # changed" in loom.text(fresh.id)
+    assert loom.query("rotate the refresh token", budget=2000).stale_note == ""
 
 
 def test_a_unit_whose_text_did_not_change_keeps_its_node_when_its_file_is_reindexed(workspace, tmp_path):

@@ -126,12 +126,28 @@ class QueryResult(Displayable):
                 "structure (vectors are still being computed in the background)")
 
     @property
+    def stale_note(self) -> str:
+        """"stale: 9 nodes left out, …; re-index to load them" when files changed after they
+        were indexed, else "". The model's manifest counts them among the nodes not loaded;
+        this line tells the user why, and what to run."""
+        stale = self.packed.stale
+        if not stale:
+            return ""
+        files = self.packed.stale_files()
+        shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        where = f" ({shown})" if shown else ""
+        many = len(stale) > 1
+        return (f"stale: {len(stale)} {'nodes' if many else 'node'} left out because {'their files' if many else 'its file'} "
+                f"changed after indexing{where}; re-index (loom.index or loom-nb index) to load {'them' if many else 'it'}")
+
+    @property
     def manifest(self) -> str:
-        """The context manifest, after a line on pending vectors: what the prompt carries before
-        its evidence, and what the packer decided even when a budget too small for the manifest
-        itself leaves the prompt without context (:attr:`context` is then empty)."""
-        note = self.embedding_note
-        return f"[{note}]\n{self.packed.manifest}" if note else self.packed.manifest
+        """The context manifest, after a line on pending vectors and one on stale files: what
+        the prompt carries before its evidence, and what the packer decided even when a budget
+        too small for the manifest itself leaves the prompt without context (:attr:`context`
+        is then empty)."""
+        notes = "".join(f"[{note}]\n" for note in (self.embedding_note, self.stale_note) if note)
+        return notes + self.packed.manifest
 
     @property
     def context(self) -> str:

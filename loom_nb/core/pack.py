@@ -378,6 +378,18 @@ class Packed:
         waiting[placed] = False
         return bool((self._lower_bounds[waiting] <= left).any())
 
+    @property
+    def stale(self) -> list[str]:
+        """Ids of the nodes left out because their file changed after it was indexed, best
+        score first: the packer cannot serve their text until the workspace is re-indexed."""
+        rows = [i for i, seen in self._visited.items() if seen[0] == "manifest_only" and seen[1].startswith("stale")]
+        return [self._ranking.node_ids[i] for i in sorted(rows, key=lambda i: -float(self._ranking.scores[i]))]
+
+    def stale_files(self) -> list[str]:
+        """The files of :attr:`stale`'s nodes, each once, in the same order."""
+        refs = (self._graph.node(n).reference for n in self.stale if n in self._graph)
+        return list(dict.fromkeys(ref.file for ref in refs if ref is not None))
+
     def decision_of(self, node_id: str) -> NodeDecision:
         i = self._ranking.row(node_id)
         rank_no = int(np.flatnonzero(self._ranking.order == i)[0]) + 1
