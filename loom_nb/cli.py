@@ -657,9 +657,21 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(printable(f"loom-nb: warning: {text}"), file=file or sys.stderr)
 
 
+class _CommandLineFormatter(logging.Formatter):
+    """A library warning as the command line says its own (``loom-nb: warning: …``); what
+    ``-v`` adds (progress, at INFO) keeps its logger's name."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.levelno >= logging.WARNING:
+            return printable(f"loom-nb: {record.levelname.lower()}: {record.getMessage()}")
+        return super().format(record)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(_CommandLineFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     engine_log, words = logging.getLogger("loom_nb.core.engine"), _CommandLineWords()
     engine_log.addFilter(words)  # for this command only: a notebook that calls main() keeps the Python wording
     collecting = gc.isenabled()

@@ -167,3 +167,25 @@ def test_the_unconfirmed_workspace_hint_names_the_option_on_the_command_line(tmp
         main(["query", str(tmp_path / "copy"), "refresh token", "--budget", "300"])
     hint = [r.getMessage() for r in caplog.records if "never confirmed" in r.getMessage()]
     assert hint and f"until you pass --workspace {ws}" in hint[0]
+
+
+def test_a_library_warning_reads_as_the_command_lines_own(tmp_path):
+    """Found by a new user copying a session folder: the hint came out as ``WARNING
+    loom_nb.core.engine: …``, where the README promises ``loom-nb: warning: …``."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("def refresh_token(u):\n    return u\n")
+    assert main(["index", str(tmp_path / "s"), str(ws), "--embedder", "hashing"]) == 0
+    shutil.copytree(tmp_path / "s", tmp_path / "copy")
+    env = {**os.environ, "LOOM_NB_CONFIG_DIR": str(tmp_path / "elsewhere")}  # another account: nothing confirmed
+    run = subprocess.run([sys.executable, "-m", "loom_nb.cli", "query", str(tmp_path / "copy"), "refresh token",
+                          "--budget", "300"], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0
+    hints = [line for line in run.stderr.splitlines() if "never confirmed" in line]
+    assert len(hints) == 1 and hints[0].startswith("loom-nb: warning: ") and f"--workspace {ws}" in hints[0]
+    assert "WARNING" not in run.stderr
