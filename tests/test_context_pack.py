@@ -34,6 +34,8 @@ def test_items_are_the_loaded_rows_with_where_why_terms_and_snippet(indexed):
     assert {"rotate", "refresh", "token"} <= set(rotate.terms) <= set(pack.terms)
     assert any(reason.startswith("names ") and "`rotate` in its symbol" in reason for reason in rotate.reasons)
     assert "the question names its file" in rotate.reasons
+    # just indexed, every node was added this turn: a reason no loaded item lacks is not said
+    assert not any("last few turns" in reason for item in pack.items for reason in item.reasons)
     # reasons follow contributions: a question weighing its neighbourhood more (question_density) says so first
     loom.graph.config = loom.graph.config.with_(question_density=0.5)
     dense = next(i for i in loom.query(QUESTION, budget=1500).pack().items if i.node_id == rotate.node_id)

@@ -143,12 +143,14 @@ def _term_words(matched: dict[str, list[str]], lead: frozenset[str] = frozenset(
 
 
 def _reasons(row, matched: dict[str, list[str]], limit: int = 3, lead: frozenset[str] = frozenset(),
-             times: float = 1.0) -> list[str]:
+             times: float = 1.0, uniform: frozenset[str] = frozenset()) -> list[str]:
     """The largest contributions of a row, each said in words. Provenance (the kind of node)
-    is said only when nothing else is: it is the same for every unit of code."""
+    is said only when nothing else is: it is the same for every unit of code. Nor is a signal
+    in ``uniform``, one every loaded row scores alike (in a session just indexed, every node
+    was "added in the last few turns"): it sets no row apart."""
     words = []
     for name, value in sorted(row.contributions.items(), key=lambda kv: -kv[1]):
-        if value <= 0 or len(words) >= limit or name == "provenance":
+        if value <= 0 or len(words) >= limit or name == "provenance" or name in uniform:
             continue
         signal = row.signals.get(name, 0.0)
         if name == "terms" and matched:
@@ -250,12 +252,15 @@ def context_pack(result, *, max_items: int = MAX_ITEMS, lines_around: int = SNIP
     lead = frozenset(_query_terms(lead_line(query))) if weight > 0 else frozenset()
     items: list[PackItem] = []
     covered: set[str] = set()
-    for row in (r for r in result.table if r.decision in LOADED):
+    loaded = [r for r in result.table if r.decision in LOADED]
+    uniform = frozenset(name for name in (loaded[0].signals if len(loaded) > 1 else ())
+                        if len({round(float(r.signals.get(name, 0.0)), 6) for r in loaded}) == 1)
+    for row in loaded:
         if row.node_id not in graph.content_vectors.index:  # removed since the query: its row says what it was
             if len(items) < max_items:
                 items.append(PackItem(node_id=row.node_id, title=row.title, type=row.type, decision=row.decision,
                                       score=round(float(row.score), 4), path=None, lines=None, cell="",
-                                      reasons=_reasons(row, {}, lead=lead, times=1 + weight), terms=[], symbols=[],
+                                      reasons=_reasons(row, {}, lead=lead, times=1 + weight, uniform=uniform), terms=[], symbols=[],
                                       snippet=""))
             continue
         node = graph.node(row.node_id)
@@ -275,7 +280,7 @@ def context_pack(result, *, max_items: int = MAX_ITEMS, lines_around: int = SNIP
         items.append(PackItem(
             node_id=row.node_id, title=row.title, type=row.type, decision=row.decision, score=round(float(row.score), 4),
             path=ref.file if ref is not None else node.meta.get("path"), lines=lines,
-            cell=ref.cell if ref is not None else "", reasons=_reasons(row, matched, lead=lead, times=1 + weight), terms=found,
+            cell=ref.cell if ref is not None else "", reasons=_reasons(row, matched, lead=lead, times=1 + weight, uniform=uniform), terms=found,
             symbols=list(node.meta.get("defines") or ()),
             snippet=_evidence_snippet(pieces, found, lines_around, max_snippet_chars),
         ))
