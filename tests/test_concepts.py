@@ -318,3 +318,31 @@ def test_a_unit_links_to_at_most_three_concepts_besides_its_own():
     assert reach > 1 + MAX_OVERLAPS  # it reaches more than it may link to
     sims = [s for _, s in g.concepts_of(hub)]
     assert len(sims) == 1 + MAX_OVERLAPS
+
+
+def test_a_new_node_near_a_member_joins_its_topic_instead_of_founding_one():
+    """Found re-indexing cobra after renaming one file: each of its units missed every topic's
+    mean at the threshold and founded a concept of one member (77 → 80 concepts, and still 80
+    after the rename was undone; a fresh index had 77). A topic is a mean of many vectors: a
+    unit within the threshold of one of its members joins it."""
+    g = LoomGraph(LoomConfig(concept_threshold=0.9), embedding_model="toy")
+    angle = np.radians(40)
+    for axis, offset in ((0, 2), (1, 8)):  # two topics of five, each member 40° off its axis
+        for k in range(5):
+            v = np.zeros(16)
+            v[axis], v[offset + k] = np.cos(angle), np.sin(angle)
+            g.add_content(f"topic {axis} member {k}", v, title=f"t{axis}m{k}")
+    rebuild_concepts(g, target_size=5)
+    assert len(g.concept_vectors) == 2
+    member = next(n for n in g.content_nodes() if n.title == "t0m2")
+    (topic, _), = g.concepts_of(member.id)
+    near = g.content_vectors.matrix[g.content_vectors.index[member.id]].copy()
+    near[15] = 0.2  # cos 0.98 to that member, 0.80 to its topic's mean
+    near /= np.linalg.norm(near)
+    assert float(near @ g.concept_vectors.matrix[g.concept_vectors.index[topic]]) < 0.9
+    node, report = g.add_content("topic 0 member 2, renamed", near)
+    assert report.created is None and report.linked == [(topic, pytest.approx(0.98, abs=0.005))]
+    assert len(g.concept_vectors) == 2 and node.id in members(g, topic)
+    far = np.zeros(16)
+    far[14] = 1.0  # near no member of any topic: it still founds its own concept
+    assert g.add_content("something else entirely", far)[1].created is not None

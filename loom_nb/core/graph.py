@@ -135,7 +135,8 @@ class LinkReport:
 
     threshold: float
     linked: list[tuple[str, float]] = field(default_factory=list)
-    """Every concept at or above the threshold, with its cosine."""
+    """Every concept at or above the threshold, with its cosine; in a layer of topics, when
+    none is, the topic of the nearest member within the threshold, with that member's cosine."""
     created: str | None = None
     """The concept created for this node when none reached the threshold."""
     near_miss: tuple[str, float] | None = None
@@ -727,6 +728,10 @@ class LoomGraph:
             if below.size:
                 best = below[np.argmax(sims[below])]
                 report.near_miss = (ids[best], float(sims[best]))
+            if not report.linked and self.metadata.get("concepts", {}).get("method") == "communities":
+                joined = self._nearest_topic_member(node.id, vector, sims, threshold)
+                if joined is not None:
+                    report.linked.append(joined)
         if not report.linked:
             concept = self.add_concept(text, vector, origin=node.id)
             report.created = concept.id
@@ -739,6 +744,32 @@ class LoomGraph:
             self._link_concept.append(self.concept_vectors.index[concept_id])
             self._link_weight.append(sim)
         return report
+
+    NEAREST_TOPICS = 3
+    """A new node that misses every topic's centre is compared with the members of this many
+    of the nearest topics (a few hundred vectors, not the whole graph)."""
+
+    def _nearest_topic_member(self, node_id: str, vector: np.ndarray, sims: np.ndarray,
+                              threshold: float) -> tuple[str, float] | None:
+        """``(concept, cosine)`` of the topic whose member is nearest ``vector``, when that
+        member is within ``threshold``; else None.
+
+        A topic (a community of units, :func:`~loom_nb.core.concepts.rebuild_concepts`) is
+        a mean of dozens of vectors, and a new unit of code is rarely within the threshold of
+        a mean: linked by threshold alone, the units of a renamed file each founded a concept
+        of one member, and a fresh index of the same tree had none. The topic of the nearest
+        member is the one a rebuild would most likely put the unit in."""
+        ids, index = self.concept_vectors.ids, self.content_vectors.index
+        nearest = np.argsort(-sims, kind="stable")[: self.NEAREST_TOPICS]
+        best: tuple[str, float] | None = None
+        for row in nearest.tolist():
+            members = [index[m] for m, _ in self.content_of(ids[row]) if m != node_id and m in index]
+            if not members:
+                continue
+            cosine = float(np.max(self.content_vectors.matrix[np.asarray(members, np.int64)] @ vector))
+            if cosine >= threshold and (best is None or cosine > best[1]):
+                best = (ids[row], cosine)
+        return best
 
     @_locked
     def add_concept(self, text: str, vector: np.ndarray, *, origin: str | None = None, name: str | None = None, description: str | None = None) -> ConceptNode:
