@@ -1053,3 +1053,20 @@ def test_scraps_between_symbols_join_a_unit_and_gaps_are_titled_by_their_code():
     var = "//go:build !windows\n\npackage cobra\n\nvar preExecHookFn func(*Command)\n"
     (unit,) = file_units("command_notwin.go", "go", var, outline("command_notwin.go", var, "go"))
     assert (unit.kind, unit.defines, unit.fields()["symbol"]) == ("preamble", ("preExecHookFn",), "preExecHookFn")
+
+
+def test_the_report_names_the_first_files_skipped_for_each_reason(tmp_path):
+    """A new user saw `skipped: 1 binary, 1 generated or lock file` and had to guess which:
+    the report names them (the first three per reason)."""
+    ws = tmp_path / "ws"
+    (ws / "assets").mkdir(parents=True)
+    (ws / "app.py").write_text("def run():\n    return 1\n")
+    (ws / "assets" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+    for name in ("go.sum", "package-lock.json", "yarn.lock", "poetry.lock"):
+        (ws / name).write_text("pinned v1\n")
+    report = Loom(embedder=HashingEmbedder()).index(ws, progress=False)
+    assert report.skipped_paths["binary"] == ["assets/logo.png"]
+    assert len(report.skipped_paths["generated or lock file"]) == 3
+    line = next(line for line in str(report).splitlines() if line.startswith("  skipped: "))
+    assert "1 binary (assets/logo.png)" in line
+    assert "4 generated or lock file (go.sum, package-lock.json, poetry.lock and 1 more)" in line

@@ -99,6 +99,9 @@ class IndexReport(Displayable):
     git: bool = False
     """Whether change detection asked git first."""
     skipped_reasons: dict[str, int] = field(default_factory=dict)
+    skipped_paths: dict[str, list[str]] = field(default_factory=dict)
+    """The first few paths skipped for each reason of :attr:`skipped_reasons` (folders end with
+    ``/``): a count alone does not say which file to look at."""
     vectors_pending: int = 0
     """Units whose vectors were still being embedded in the background when the run returned."""
     secrets: list[tuple[str, int, str]] = field(default_factory=list)
@@ -124,7 +127,8 @@ class IndexReport(Displayable):
         if self.files_unreadable_kept:
             parts.append(f"  {self.files_unreadable_kept} unreadable files kept as last indexed (they are not known to be gone)")
         if self.skipped_reasons:
-            parts.append("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(self.skipped_reasons.items(), key=lambda x: -x[1])))
+            parts.append("  skipped: " + ", ".join(f"{n} {r}{_first(self.skipped_paths.get(r, []), n)}"
+                                                   for r, n in sorted(self.skipped_reasons.items(), key=lambda x: -x[1])))
         return "\n".join(parts)
 
 
@@ -292,7 +296,8 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     graph.workspace = root
     limits = limits or WalkLimits()
     walk = walk_workspace(root, limits, extra_ignores=extra_ignores)
-    report = IndexReport(root=root, files_seen=len(walk.files), files_skipped=walk.skipped_count, skipped_reasons=dict(walk.reason_counts))
+    report = IndexReport(root=root, files_seen=len(walk.files), files_skipped=walk.skipped_count, skipped_reasons=dict(walk.reason_counts),
+                         skipped_paths=walk.paths_by_reason())
 
     head = head_commit(root)
     report.git = head is not None
@@ -325,7 +330,9 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
         try:
             text = read_text(root / path)
         except OSError as exc:
-            report.skipped_reasons[f"unreadable: {type(exc).__name__}"] = report.skipped_reasons.get(f"unreadable: {type(exc).__name__}", 0) + 1
+            reason = f"unreadable: {type(exc).__name__}"
+            report.skipped_reasons[reason] = report.skipped_reasons.get(reason, 0) + 1
+            report.skipped_paths.setdefault(reason, []).append(path)
             continue
         digest = sha256_text(text)
         if old is not None and old["sha256"] == digest and not recut:

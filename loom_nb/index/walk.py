@@ -151,6 +151,16 @@ class WalkResult:
     """Every file and folder (ending in ``/``) skipped because it could not be read, however many
     were skipped: a refresh keeps what it indexed there, as it does not know it is gone."""
 
+    def paths_by_reason(self, most: int = 3) -> dict[str, list[str]]:
+        """The first ``most`` paths listed for each reason kind (the list is capped at
+        :data:`MAX_LISTED_SKIPS`, so a kind may have fewer than it counts)."""
+        out: dict[str, list[str]] = {}
+        for s in self.skipped:
+            paths = out.setdefault(_reason_kind(s.reason), [])
+            if len(paths) < most:
+                paths.append(s.path)
+        return out
+
     def summary(self) -> str:
         """One paragraph for a person: how many files, how many skipped and why."""
         counts = self.reason_counts or dict(Counter(_reason_kind(s.reason) for s in self.skipped))
