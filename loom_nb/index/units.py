@@ -224,7 +224,10 @@ def code_units(path: str, language: str, text: str, outline: Outline, max_unit_t
     """Units of a parsed source file: preamble, top-level symbols (each with the comment
     block right above it), large classes split, and the module-level code between symbols
     (constants, tables, registrations), which would otherwise belong to no node; a loose
-    scrap of it (:data:`LOOSE_GAP_TOKENS`) goes with the symbol below it."""
+    scrap of it (:data:`LOOSE_GAP_TOKENS`) goes with the symbol below it.
+
+    Length: the walk over symbols and its two helpers (a gap, a split class) share the list
+    of units being built and the line up to which the file is covered."""
     lines = text_lines(text)
     top = outermost(outline.symbols)
     units: list[Unit] = []
