@@ -653,7 +653,7 @@ def test_a_split_class_keeps_the_lines_between_and_after_its_methods():
     units = file_units("router.py", "python", text, outline("router.py", text, "python"), max_unit_tokens=30)
     assert [(u.kind, u.name, u.start, u.end) for u in units] == [
         ("class", "Router", 1, 5), ("method", "Router.get", 6, 7),
-        ("module", "Router: ROUTES = {'/a': 'get'}", 9, 11),  # its first line of code, not the comment
+        ("module", "Router: # registered after the handlers", 9, 11),
         ("method", "Router.post", 13, 14), ("module", "Router: LIMIT = 5", 16, 16)]
     assert units[2].text == "    # registered after the handlers\n    ROUTES = {'/a': 'get'}\n    MAX_BODY = 1_000_000"
     # under the limit the class is one unit, as before
@@ -789,9 +789,8 @@ def test_rust_macros_name_their_unit_and_attributes_do_not():
     assert found.declarations == ((9, "macro_rules!", "vpath"),)  # a const names itself on its first line
     units = file_units("mod.rs", "rust", text, found)
     gaps = [(u.start, u.end, u.name, u.defines) for u in units if u.kind == "module" and u.start > 1]
-    assert gaps == [(3, 5, "pub use self::form::Form;", ()), (8, 13, "macro_rules! vpath", ("vpath",))]
-    # one line of code is too little to stand alone: it goes with the function below it
-    assert [(u.start, u.end, u.name) for u in units][-1] == (17, 20, "check")
+    assert gaps == [(3, 5, "pub use self::form::Form;", ()), (8, 13, "macro_rules! vpath", ("vpath",)),
+                    (17, 18, "use self::tests::fixture;", ())]  # a statement stays a unit, however short
 
 
 def test_the_parts_of_a_long_preamble_have_titles_of_their_own():
@@ -1024,12 +1023,11 @@ def test_a_refresh_keeps_the_nodes_of_files_it_cannot_read(tmp_path, monkeypatch
     assert loom.index(root, progress=False).files_removed == 1
 
 
-def test_scraps_between_symbols_join_a_unit_and_gaps_are_titled_by_their_code():
+def test_scraps_between_symbols_join_a_unit_and_a_go_file_of_vars_defines_them():
     """Found indexing cobra and click as a user would: a comment set apart by a blank line
     (``// NoArgs``, ``// ---- helpers ----``) and an ``else:`` between two definitions were units
-    of two to four tokens, and two were loaded ahead of the function a question was after; a
-    table of scripts was titled by the comment above it; a Go file of one ``var`` was windows
-    that defined nothing."""
+    of two to four tokens, and two were loaded ahead of the function a question was after; a Go
+    file of one ``var`` was windows that defined nothing. A statement of one line stays a unit."""
     from loom_nb.index.symbols import outline
     from loom_nb.index.units import file_units
 
@@ -1049,7 +1047,8 @@ def test_scraps_between_symbols_join_a_unit_and_gaps_are_titled_by_their_code():
           "def g():\n    return 1\n")                                # 16-17
     units = file_units("shell.py", "python", py, outline("shell.py", py, "python"))
     assert [(u.name, u.start, u.end) for u in units] == [
-        ("shell.py", 1, 2), ("first", 3, 4), ("f", 6, 7), ("f", 8, 9), ("_SOURCE_BASH = '''\\", 11, 14), ("g", 16, 17)]
+        ("shell.py", 1, 2), ("first", 3, 4), ("f", 6, 7), ("f", 8, 9),
+        ("# Only Bash >= 4.4 has the nosort option.", 11, 14), ("g", 16, 17)]  # the comment still titles a table
     var = "//go:build !windows\n\npackage cobra\n\nvar preExecHookFn func(*Command)\n"
     (unit,) = file_units("command_notwin.go", "go", var, outline("command_notwin.go", var, "go"))
     assert (unit.kind, unit.defines, unit.fields()["symbol"]) == ("preamble", ("preExecHookFn",), "preExecHookFn")

@@ -398,7 +398,7 @@ def test_bash(tmp_path):
     assert by_name(o, "build").signature == "function build" and by_name(o, "build").references == ("make", "usage")
     assert o.imports == ("./lib.sh",)
     assert unit_spans(units) == [("preamble", "scripts/build.sh", 1, 4), ("function", "usage", 5, 9),
-                                 ("function", "build", 11, 15)]  # with the script's closing `build "$@"`
+                                 ("function", "build", 11, 13), ("module", 'build "$@"', 15, 15)]
 
 
 LUA = """\
@@ -437,8 +437,7 @@ def test_lua(tmp_path):
     assert by_name(o, "refresh").references == ("decode", "fetch_token")
     assert by_name(o, "M.close").parent == "M"
     assert o.imports == ("json",)
-    # the closing `return M`, one line of code, goes with the function above it
-    assert unit_spans(units) == [("preamble", "lua/store.lua", 1, 4), *spans(o)[:3], ("function", "M.helper", 18, 22)]
+    assert unit_spans(units) == [("preamble", "lua/store.lua", 1, 4), *spans(o), ("module", "return M", 22, 22)]
 
 
 SCALA = """\
@@ -514,7 +513,7 @@ def test_sql(tmp_path):
     assert by_name(o, "live_tokens").references == ("tokens", "users")  # a view links to its tables
     assert by_name(o, "tokens").references == ("users",)  # REFERENCES users(id)
     assert by_name(o, "idx_tokens_user").references == ("tokens",)
-    assert unit_spans(units) == [*spans(o)[:3], ("view", "live_tokens", 14, 19)]  # with the one query after it
+    assert unit_spans(units) == [*spans(o), ("module", "SELECT * FROM live_tokens;", 19, 19)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -621,7 +620,8 @@ def test_a_split_class_and_namespace_keep_their_fields_and_closing_lines():
         ("function", "auth.clamp", 22, 27)]  # with `}  // namespace auth`
     # Ruby: `class << self` between methods, and the `end`s after the last one
     units = file_units("auth.rb", "ruby", RUBY, outline("auth.rb", RUBY, "ruby"), max_unit_tokens=30)
-    assert unit_spans(units)[5] == ("method", "Auth.TokenStore.build", 17, 23)  # `class << self` with it
+    assert unit_spans(units)[5:7] == [("module", "Auth.TokenStore: class << self", 17, 17),
+                                      ("method", "Auth.TokenStore.build", 18, 23)]
 
 
 @pytest.mark.parametrize("spec", languages.SPECS, ids=lambda s: s.language)

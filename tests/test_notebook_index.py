@@ -209,8 +209,7 @@ def test_ipython_magics_and_shell_escapes_are_not_parse_errors():
     units, errors = cut_file("sub/churn.ipynb", "notebook", nbformat.writes(nb))
     assert errors == 0
     by_name = {u.name: u for u in units}
-    # `df.merge??` after it is one line, too little to stand alone: it goes with `load`
-    assert by_name["load"].cell_number == 2 and (by_name["load"].start, by_name["load"].end) == (6, 10)
+    assert by_name["load"].cell_number == 2 and (by_name["load"].start, by_name["load"].end) == (6, 7)
     assert units[0].text == "%matplotlib inline\nimport pandas as pd"  # the cell's own source
     assert units[1].text.startswith("%%time\n!pip install churnlib")
     assert [u.text for u in units if u.cell_number == 3] == ["%%bash\nls -la | grep csv"]

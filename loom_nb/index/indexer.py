@@ -41,7 +41,7 @@ from .walk import WalkLimits, read_text, walk_workspace
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
-UNITS_VERSION = 12
+UNITS_VERSION = 13
 """How files are cut into units and analysed into terms. A session indexed with another
 version is re-cut in full on its next refresh (2: Go methods are units of their own;
 comments above a symbol belong to it; 3: identifiers such as ``__version__`` are terms;
@@ -57,10 +57,10 @@ outputs are masked before its outputs are clipped; a split class keeps the code 
 its members as units, a Go type group keeps its parentheses, and a file cut into windows keeps its
 imports; 11: a Markdown file's last section ends on its last line, a notebook's heading-less
 cell is titled in a subfolder too, minified bundles are skipped, windows of dense text are cut to
-``max_unit_tokens``, and a Rust ``macro_rules!`` defines its name; 12: a scrap of code between
-symbols that declares and assigns nothing (a section comment, an ``else:``) joins the unit below
-it, a member of a split class keeps the comment above it, a unit between symbols is titled by its
-first line of code rather than a comment, and a Go file of declarations alone is one unit that
+``max_unit_tokens``, and a Rust ``macro_rules!`` defines its name; 12 (not released): scraps
+joined more widely and gaps titled by code; 13: a scrap of comments between symbols, or of
+comments and one line that only opens a block (``else:``), joins the unit below it, a member of a
+split class keeps the comment above it, and a Go file of declarations alone is one unit that
 defines them)."""
 
 
