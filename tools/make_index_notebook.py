@@ -181,7 +181,9 @@ cells = [
     new_markdown_cell(
         "## Freshness\n\n"
         "Change a file under the graph: its nodes are now *stale*. Loading one raises, and a query reports it\n"
-        "in the table instead of serving text that no longer matches. Re-indexing reads only what changed,\n"
+        "in the table instead of serving text that no longer matches; the manifest you read starts with a line\n"
+        "saying how many nodes were left out, from which files (the model's context counts them among the\n"
+        "nodes not loaded). Re-indexing reads only what changed,\n"
         "and replaces only the units whose text changed: the rest of the file keeps its nodes (moved to their\n"
         "new lines when lines were added above them), so their ids, and the manifests of earlier turns that\n"
         "name them, still hold."
@@ -192,7 +194,9 @@ cells = [
         "result = loom.query('which commit is HEAD?', budget=3000)\n"
         "stale = [row for row in result.table if row.reason.startswith('stale')]\n"
         "print(stale[0].node_id, stale[0].reason[:110])\n"
-        "assert stale and 'current_head_commit' not in result.context"
+        "print(result.manifest.splitlines()[0])\n"
+        "assert stale and 'current_head_commit' not in result.context\n"
+        "assert result.manifest.startswith('[stale: ') and '(git.py)' in result.stale_note"
     ),
     new_code_cell(
         "report = loom.index(workspace, progress=False)\n"
