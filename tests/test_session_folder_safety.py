@@ -410,6 +410,24 @@ def test_a_crafted_session_cannot_read_files_outside_a_confirmed_workspace(tmp_p
     assert row.decision == "manifest_only" and "never confirmed" in row.reason  # listed, never read
 
 
+def test_confirmations_of_deleted_session_folders_are_forgotten(tmp_path, monkeypatch):
+    from loom_nb.core import trust
+
+    monkeypatch.setenv("LOOM_NB_CONFIG_DIR", str(tmp_path / "config"))
+    gone, kept, root = tmp_path / "gone", tmp_path / "kept", tmp_path / "work"
+    for folder in (gone, kept, root):
+        folder.mkdir()
+    trust.confirm(gone, root)
+    trust.confirm(kept, root)
+    assert trust.is_confirmed(gone, root) and trust.is_confirmed(kept, root)
+    gone.rmdir()
+    trust.confirm(kept, root)  # already confirmed: the write still forgets the deleted folder
+    stored = json.loads((tmp_path / "config" / trust.TRUST_FILE).read_text())
+    assert list(stored) == [str(kept.resolve())]
+    gone.mkdir()  # a new folder at the deleted one's path is not the folder the user confirmed
+    assert not trust.is_confirmed(gone, root) and trust.is_confirmed(kept, root)
+
+
 def test_a_reference_swapped_for_an_outside_symlink_is_left_out(tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("TOP SECRET outside the workspace\n")

@@ -61,6 +61,10 @@ def confirm(session_folder: str | Path, root: str | Path) -> None:
 
 
 def _remember(name: str, folder: str, value: str) -> None:
+    """Add ``value`` to ``folder``'s confirmations in the file ``name``, and forget the
+    confirmations of session folders that no longer exist: the file would otherwise grow with
+    every temporary session (a test run left a thousand), and a folder made later at a deleted
+    one's path is not the folder the user confirmed."""
     path = config_dir() / name
     try:
         from .folder_lock import session_lock
@@ -68,9 +72,13 @@ def _remember(name: str, folder: str, value: str) -> None:
         with session_lock(path.parent, timeout=10):
             data = _read(path)
             values = data.setdefault(folder, [])
-            if value in values:
+            gone = [k for k in data if k != folder and not Path(k).is_dir()]
+            if value in values and not gone:
                 return
-            values.append(value)
+            for k in gone:
+                del data[k]
+            if value not in values:
+                values.append(value)
             from .store import atomic_write_text
 
             atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True))
