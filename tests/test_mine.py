@@ -113,6 +113,23 @@ def test_written_cases_load_and_materialise_once(repo, tmp_path):
     assert marker.stat().st_mtime_ns == before  # the tree is not extracted again
 
 
+def test_a_tree_is_extracted_whole_even_what_gitattributes_keeps_out_of_archives(repo, tmp_path):
+    """Packages mark sources ``export-ignore`` (flysystem's ``/src/AwsS3V3``); extracted with
+    ``git archive``, five of six mined cases had no gold file in their workspace."""
+    from loom_nb.evaluation.mine import materialise
+
+    (repo / ".gitattributes").write_text("/pkg export-ignore\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-q", "-m", "keep pkg out of archives")
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True).stdout
+    tree = materialise(repo, head, tmp_path / "trees")
+    assert (tree / "pkg" / "io.py").read_text() == (repo / "pkg" / "io.py").read_text()
+    assert (tree / ".gitattributes").exists() and not (tree / ".git").exists()
+    assert sorted(p.name for p in tmp_path.joinpath("trees").iterdir()) == [f".{head}.done", head]  # no index file left
+    assert subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True).stdout == status
+
+
 def test_limits_reject_large_commits(repo, tmp_path):
     cases, report = mine_commits(repo, cache=tmp_path / "t", limits=MineLimits(max_changed_lines=2), materialise_trees=False)
     assert cases == [] and report.rejected["too large (lines)"] == 1
