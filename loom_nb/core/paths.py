@@ -386,6 +386,14 @@ near-identical files that a question about locales or languages otherwise fills 
 vendoring folders beside ``vendor`` (astropy's ``extern/`` and ``cextern/``, pip's ``_vendor/``)
 hold other projects' code: astropy's commits loaded expat's and cfitsio's C sources. Not
 ``external``: sympy's ``sympy/external`` is its own code."""
+_CATALOG_PARTS = frozenset({"lang", "langs", "language", "languages", "locale", "locales", "i18n", "l10n",
+                            "translation", "translations"})
+_LOCALE_STEM = re.compile(r"(?:^[a-z]{2}|[._-][a-z]{2,3})(?:[_-](?:[a-z]{2}|[a-z]{4}|\d{3}))?$")
+"""A translation catalog: a file in a language folder named by its locale (``en.php``,
+``pt_BR.json``, PHPMailer's ``language/phpmailer.lang-ca.php``). It is one of dozens that say
+the same messages in other languages, not the program: PHPMailer's 57 catalogs were its code,
+and 11 of them took 82 % of the context for "How do I change the language of error messages?".
+``sphinx/locale/__init__.py`` stays code."""
 _CHANGELOG_STEMS = frozenset({"changelog", "changes", "history", "news", "release-notes", "releasenotes", "release_notes",
                               "whatsnew", "whats-new", "whats_new"})
 _CHANGELOG_PARTS = frozenset({"changelog", "changelog.d", "changes", "newsfragments", "whatsnew", "next_whats_new",
@@ -413,6 +421,8 @@ def file_role(path: str) -> str:
     ['code', 'test', 'test', 'other', 'other']
     >>> file_role("sphinx/locale/fr/LC_MESSAGES/sphinx.js"), file_role("sphinx/locale/__init__.py")
     ('other', 'code')
+    >>> [file_role(p) for p in ("language/phpmailer.lang-pt_br.php", "lang/en.php", "src/i18n/zh-Hans.ts", "src/i18n/loader.ts")]
+    ['other', 'other', 'other', 'code']
     >>> file_role("asv_bench/benchmarks/rolling.py"), file_role("xarray/computation/rolling.py")
     ('test', 'code')
     >>> file_role("cextern/expat/lib/xmlparse.c"), file_role("astropy/extern/configobj/configobj.py")
@@ -436,7 +446,9 @@ def file_role(path: str) -> str:
         return "test"
     if not is_code and (name.split(".", 1)[0] in _CHANGELOG_STEMS or folders & _CHANGELOG_PARTS):
         return "changelog"
-    return "code" if is_code and not folders & _NOT_CODE_PARTS else "other"
+    if folders & _NOT_CODE_PARTS or (folders & _CATALOG_PARTS and _LOCALE_STEM.search(stem)):
+        return "other"
+    return "code" if is_code else "other"
 
 
 def path_roles(paths: list[str | None]) -> np.ndarray:
