@@ -39,10 +39,37 @@ from loom_nb.core.paths import line_mention_rows, line_mentions
         ("__init__", ["init"]),
         ("café", ["café"]),
         ("", []),
+        ("AwsS3V3Adapter", ["aws", "s3", "v3", "adapter"]),  # a letter alone stays with its digits
+        ("k8s_client", ["k8s", "client"]),
+        ("h2cHandler", ["h2c", "handler"]),
+        ("HTTP2Connection", ["http", "2", "connection"]),
     ],
 )
 def test_split_identifier(word, parts):
     assert split_identifier(word) == parts
+
+
+def test_a_query_naming_s3_finds_the_s3_adapter(tmp_path):
+    """flysystem: "How does the S3 adapter list directory contents?" ranked the local adapter's
+    listContents first and the S3 adapters' 26th and 32nd: ``AwsS3V3Adapter`` gave no ``s3``."""
+    from loom_nb import HashingEmbedder, Loom
+
+    ws = tmp_path / "ws"
+    for name in ("AwsS3V3Adapter", "LocalFilesystemAdapter", "FtpAdapter"):
+        (ws / "src").mkdir(parents=True, exist_ok=True)
+        (ws / "src" / f"{name}.php").write_text(
+            f"<?php\nclass {name}\n{{\n    public function listContents(string $path): iterable\n    {{\n"
+            "        // list the directory contents of the adapter\n        return $this->list($path);\n    }\n}\n", encoding="utf-8")
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, wait=True, progress=False)
+    result = loom.query("How does the S3 adapter list directory contents?", budget=2000)
+    terms_by_file = {}
+    for nid in result.ranking.node_ids:
+        path = loom.graph.node(nid).reference.file
+        terms_by_file[path] = max(terms_by_file.get(path, 0.0), result.ranking.raw(nid)["terms"])
+    assert terms_by_file["src/AwsS3V3Adapter.php"] > max(terms_by_file["src/LocalFilesystemAdapter.php"], terms_by_file["src/FtpAdapter.php"])
+    top = loom.graph.node(result.ranking.node_ids[result.ranking.order[0]]).reference.file
+    assert top == "src/AwsS3V3Adapter.php"
 
 
 def test_terms_keep_joined_identifiers_and_their_parts():

@@ -65,8 +65,27 @@ def split_identifier(word: str) -> list[str]:
     ['loom', 'graph', '2']
     >>> split_identifier("loom_nb/rank.py")
     ['loom', 'nb', 'rank', 'py']
+
+    A letter alone beside digits stays with them (``S3``, ``k8s``, ``h2c``): split apart, each
+    part has one character and would be dropped, so the query "S3 adapter" found no
+    ``AwsS3V3Adapter``.
+
+    >>> split_identifier("AwsS3V3Adapter"), split_identifier("k8s_client"), split_identifier("Int64")
+    (['aws', 's3', 'v3', 'adapter'], ['k8s', 'client'], ['int', '64'])
     """
-    return [part.lower() for part in _PART.findall(word)]
+    parts = [part.lower() for part in _PART.findall(word)]
+    merged: list[str] = []
+    for k, part in enumerate(parts):
+        last = merged[-1] if merged else ""
+        letter = len(part) == 1 and part.isalpha()
+        if part.isdigit() and len(last) == 1 and last.isalpha():
+            merged[-1] = last + part  # s + 3
+        elif (letter and len(last) > 1 and last[0].isalpha() and last[1:].isdigit()
+              and not (k + 1 < len(parts) and parts[k + 1].isdigit())):
+            merged[-1] = last + part  # k8 + s, but not s3 + v of s3v3
+        else:
+            merged.append(part)
+    return merged
 
 
 def _stem(word: str) -> str:

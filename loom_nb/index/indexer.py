@@ -41,7 +41,7 @@ from .walk import WalkLimits, read_text, walk_workspace
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
-UNITS_VERSION = 13
+UNITS_VERSION = 14
 """How files are cut into units and analysed into terms. A session indexed with another
 version is re-cut in full on its next refresh (2: Go methods are units of their own;
 comments above a symbol belong to it; 3: identifiers such as ``__version__`` are terms;
@@ -61,7 +61,8 @@ cell is titled in a subfolder too, minified bundles are skipped, windows of dens
 joined more widely and gaps titled by code; 13: a scrap of comments between symbols, or of
 comments and one line that only opens a block (``else:``), joins the unit below it, a member of a
 split class keeps the comment above it, and a Go file of declarations alone is one unit that
-defines them)."""
+defines them; 14: a letter alone beside digits stays with them as a term (``S3``, ``k8s``), and
+the parts of module code titled by its first line are titled by their own)."""
 
 
 @dataclass

@@ -367,12 +367,19 @@ def split_large(unit: Unit, max_unit_tokens: int) -> list[Unit]:
     matches by its length, the size signal counts all of it, and when it is loaded the
     budget goes to the rest of it. Each part keeps the unit's name, so its symbol still
     matches, but only the first keeps the signature, the doc and the names it defines (a
-    reference to the symbol should lead to its head, not to every part).
+    reference to the symbol should lead to its head, not to every part). Module code titled
+    by its first line is titled by each part's own first line: httpx's status codes were
+    three parts all titled ``codes: # informational``.
 
     >>> body = "\\n".join(f"    field_{k}: int = {k}" for k in range(100))
     >>> big = Unit("m.py", "python", "class", "Config", "class Config:", "", 1, 101, "class Config:\\n" + body, defines=("Config",))
     >>> [(p.start, p.end, p.defines) for p in split_large(big, 400)]
     [(1, 40, ('Config',)), (41, 80, ()), (81, 101, ())]
+
+    >>> codes = ["# informational"] + [f"CONTINUE_{k} = {k}" for k in range(30)] + ["", "# client error"] + [f"BAD_{k} = {k}" for k in range(30)]
+    >>> table = Unit("s.py", "python", "module", "codes: # informational", "", "", 10, 72, "\\n".join(codes))
+    >>> [(p.start, p.name) for p in split_large(table, 300)]
+    [(10, 'codes: # informational'), (42, 'codes: # client error')]
 
     A part still over ``max_unit_tokens`` is halved (:func:`_within_tokens`):
 
@@ -383,14 +390,21 @@ def split_large(unit: Unit, max_unit_tokens: int) -> list[Unit]:
         return [unit]
     lines = unit.text.split("\n")
     parts = []
+    # module code titled by its first line (``codes: # informational``) titles each part by
+    # its own (``codes: # client error``); a symbol's parts all keep the symbol's name
+    own_line = _first_code_line(lines, 1, len(lines))[:60]
+    by_line = unit.kind == "module" and unit.name.endswith(own_line)
     windows = text_windows(unit.text, max_lines=PART_LINES, max_chars=PART_CHARS)
     for a, b in (piece for a, b in windows for piece in _within_tokens(lines, a, b, max_unit_tokens)):
         body = "\n".join(lines[a - 1 : b])
         if not body.strip():
             continue
         first = not parts
+        name = unit.name
+        if by_line and not first:
+            name = unit.name[: len(unit.name) - len(own_line)] + _first_code_line(lines, a, b)[:60]
         parts.append(Unit(
-            path=unit.path, language=unit.language, kind=unit.kind, name=unit.name,
+            path=unit.path, language=unit.language, kind=unit.kind, name=name,
             signature=unit.signature if first else "", doc=unit.doc if first else "",
             start=unit.start + a - 1, end=unit.start + b - 1, text=body,
             defines=unit.defines if first else (),
