@@ -393,7 +393,7 @@ def split_large(unit: Unit, max_unit_tokens: int) -> list[Unit]:
     # module code titled by its first line (``codes: # informational``) titles each part by
     # its own (``codes: # client error``); a symbol's parts all keep the symbol's name
     own_line = _first_code_line(lines, 1, len(lines))[:60]
-    by_line = unit.kind == "module" and unit.name.endswith(own_line)
+    by_line = unit.kind == "module" and bool(own_line) and unit.name.endswith(own_line)
     windows = text_windows(unit.text, max_lines=PART_LINES, max_chars=PART_CHARS)
     for a, b in (piece for a, b in windows for piece in _within_tokens(lines, a, b, max_unit_tokens)):
         body = "\n".join(lines[a - 1 : b])
