@@ -329,24 +329,18 @@ def test_benchmarks_rank_below_the_code_they_exercise(tmp_path):
 def test_tests_named_as_phpunit_names_them_rank_below_the_code_beside_them(tmp_path):
     """flysystem keeps ``LocalFilesystemAdapterTest.php`` next to the adapter in ``src/``; ranked
     as code, 38 of the 53 items a commit loaded were such tests and its gold was left out."""
-    from loom_nb import HashingEmbedder, Loom
-
-    ws = tmp_path / "ws"
-    (ws / "src" / "Local").mkdir(parents=True)
-    (ws / "src" / "Local" / "LocalAdapter.php").write_text(
-        "<?php\nclass LocalAdapter\n{\n    public function makeDirectory(string $path): void\n"
-        "    {\n        mkdir($path); // create the directory\n    }\n}\n", encoding="utf-8")
-    for name in ("LocalAdapterTest", "LocalAdapterTestCase", "Contest"):
-        (ws / "src" / "Local" / f"{name}.php").write_text(
-            f"<?php\nclass {name}\n{{\n    public function makeDirectory(): void\n    {{\n"
-            "        $this->adapter->makeDirectory('dir'); // create the directory\n    }\n}\n", encoding="utf-8")
-    loom = Loom(embedder=HashingEmbedder())
-    loom.index(ws, wait=True, progress=False)
+    adapter = ("<?php\nclass LocalAdapter\n{\n    public function makeDirectory(string $path): void\n"
+               "    {\n        mkdir($path); // create the directory\n    }\n}\n")
+    caller = ("<?php\nclass {name}\n{{\n    public function makeDirectory(): void\n    {{\n"
+              "        $this->adapter->makeDirectory('dir'); // create the directory\n    }}\n}}\n")
+    loom = _indexed(tmp_path, {"src/Local/LocalAdapter.php": adapter,
+                               **{f"src/Local/{name}.php": caller.format(name=name)
+                                  for name in ("LocalAdapterTest", "LocalAdapterTestCase", "Contest")}})
     result = loom.query("create the directory in makeDirectory", budget=2000)
-    provenance = {loom.graph.node(nid).reference.file.rsplit("/", 1)[1]: result.ranking.raw(nid)["provenance"]
-                  for nid in result.ranking.node_ids}
-    assert provenance["LocalAdapterTest.php"] == provenance["LocalAdapterTestCase.php"] < provenance["LocalAdapter.php"]
-    assert provenance["Contest.php"] == provenance["LocalAdapter.php"]  # a name ending in "test", not "Test"
+    provenance = _provenance_by_file(loom, result.ranking)
+    test, case, code = (provenance[f"src/Local/{n}.php"] for n in ("LocalAdapterTest", "LocalAdapterTestCase", "LocalAdapter"))
+    assert test == case < code
+    assert provenance["src/Local/Contest.php"] == code  # a name ending in "test", not "Test"
 
 
 def _indexed(tmp_path, sources: dict[str, str]):
