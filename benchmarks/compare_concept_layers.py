@@ -5,10 +5,11 @@ line recall against the layer it replaced: threshold linking at 0.8 with no rebu
 concept per unit) and a density weight of 0.1. That layer no longer exists as an option, so this
 script rebuilds it by patching the indexer (``needs_concept_rebuild`` answers False, the graph's
 threshold is 0.8), in its own cache folder, and ranks every case through the tuner's harness
-(:func:`loom_nb.evaluation.tuning.prepare`, ``Prepared.run``: the default path's call). Beside it,
-on today's layer: the default (density 0, and ``question_density`` for a question on its own),
-density 0.1 for every message, and density 0.1 counting only structural neighbours
-(``rank.density_signal`` without its concept part)::
+(:func:`loom_nb.evaluation.tuning.prepare`, ``Prepared.run``: the default path's call); the old
+layer's density counts concepts at the cosine it did then (``concept_relevance`` 0.3). Beside it,
+on today's layer: the default (density 0, and ``question_density`` for a question on its own or a
+follow-up, counting relevant structural neighbours only), the default with the layer's topics
+counted too (``concept_relevance`` 0.3), and density 0.1 for every message::
 
     .venv/bin/python benchmarks/compare_concept_layers.py datasets/self.jsonl datasets/followups.jsonl \\
         --cache build/eval-cache-self --old-cache build/eval-cache-oldlayer
@@ -27,7 +28,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import loom_nb.core.rank as rank  # noqa: E402
 import loom_nb.evaluation.run as run  # noqa: E402
 import loom_nb.index.indexer as indexer  # noqa: E402
 from loom_nb.core.config import LoomConfig  # noqa: E402
@@ -35,7 +35,7 @@ from loom_nb.evaluation.tuning import prepare  # noqa: E402
 
 BUDGETS = (4000, 8000, 16000)
 OLD_THRESHOLD = 0.8
-_density = rank.density_signal
+OLD_CONCEPT_RELEVANCE = 0.3
 
 
 def _recall(prepared, config: LoomConfig) -> list[float]:
@@ -46,10 +46,6 @@ def _recall(prepared, config: LoomConfig) -> list[float]:
     return out
 
 
-def _structural_density(n, link_content, link_concept, relevant_concepts, structure=None):
-    return _density(n, link_content, link_concept, np.zeros_like(relevant_concepts), structure)
-
-
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="+", type=Path)
@@ -58,24 +54,22 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     # density 0.1 for every message, as before a question had its own weight (question_density)
     density = LoomConfig(question_density=0.0).with_(weights={"density": 0.1})
+    topics = LoomConfig(concept_relevance=OLD_CONCEPT_RELEVANCE)
     out: dict = {}
     today = run.Workbench(cache_dir=args.cache)
     for path in args.cases:
         cases, _ = run.load_cases(path)
         rows = out.setdefault(path.stem, {})
         prepared = prepare(cases, today)
-        rows[f"default (topics; density 0, a question {LoomConfig().question_density})"] = _recall(prepared, LoomConfig())
-        rows["topics, density 0.1"] = _recall(prepared, density)
-        rank.density_signal = _structural_density
-        try:
-            rows["density 0.1, structural neighbours only"] = _recall(prepare(cases, today), density)
-        finally:
-            rank.density_signal = _density
+        rows[f"default (a question or follow-up {LoomConfig().question_density})"] = _recall(prepared, LoomConfig())
+        rows["default, topics counted too"] = _recall(prepared, topics)
+        rows["density 0.1 for every message"] = _recall(prepared, density)
     # the old layer: units linked one by one at 0.8, never rebuilt into topics
     indexer.needs_concept_rebuild = lambda *a, **k: False
     run.LoomConfig = lambda: LoomConfig(concept_threshold=OLD_THRESHOLD)
     old = run.Workbench(cache_dir=args.old_cache)
-    old_config = LoomConfig(concept_threshold=OLD_THRESHOLD, question_density=0.0).with_(weights={"density": 0.1})
+    old_config = LoomConfig(concept_threshold=OLD_THRESHOLD, question_density=0.0,
+                            concept_relevance=OLD_CONCEPT_RELEVANCE).with_(weights={"density": 0.1})
     for path in args.cases:
         cases, _ = run.load_cases(path)
         prepared = prepare(cases, old)

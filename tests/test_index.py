@@ -191,6 +191,71 @@ def test_a_nodes_view_says_which_way_each_code_edge_runs(tmp_path):
     assert "<th>relation</th>" in html and f"<td>called by</td><td>{pay}</td>" in html
 
 
+def test_the_parts_of_a_unit_cut_by_size_are_joined_in_order(tmp_path):
+    """A class too long for one unit is cut into parts that share its name; nothing else
+    joined its middle to its head, so density saw the middle alone. Each part now continues
+    in the next: from either end the relation says which way, and an overload (a unit of the
+    same name that defines it again) or the next symbol is not a part."""
+    fields = "".join(f"    field_{k}: int = {k}\n    \"\"\"What field {k} is for.\"\"\"\n\n" for k in range(60))
+    text = ("class Weights:\n    \"\"\"Every weight.\"\"\"\n\n" + fields + "\n\ndef seed():\n    return Weights()\n"
+            "\n\ndef seed():\n    return None\n")
+    loom, by_title = indexed(tmp_path, {"config.py": text})
+    parts = sorted((n for n in by_title.values() if n.title.endswith(" Weights")), key=lambda n: n.reference.lines[0])
+    assert len(parts) >= 3
+    for before, after in zip(parts, parts[1:]):
+        assert (after.id, "next part") in loom.graph.structure_of(before.id, directed=True)
+        assert (before.id, "previous part") in loom.graph.structure_of(after.id, directed=True)
+    first, last = parts[0].id, parts[-1].id
+    assert [k for _, k in loom.graph.structure_of(first, directed=True)].count("previous part") == 0
+    assert [k for _, k in loom.graph.structure_of(last, directed=True)].count("next part") == 0
+    seeds = [n for n in by_title.values() if n.title.endswith(" seed")]
+    assert len(seeds) == 2 and not any(kind == "continues" for n in seeds for _, kind in loom.graph.structure_of(n.id))
+    # the edges are plain networkx edges of a kind a saved session keeps
+    kinds = {d["kind"] for _, _, d in loom.graph.nx.edges(data=True)}
+    assert "continues" in kinds
+
+
+def test_a_question_counts_a_parts_relevant_neighbours_toward_its_density(tmp_path):
+    """Density reads the part edges: a question on the class gives its middle part the
+    density of its two relevant neighbours, where it had none (its only link was a concept)."""
+    fields = "".join(f"    weight_{k}: float = 0.{k}\n    \"\"\"Why weight {k} has this value.\"\"\"\n\n" for k in range(60))
+    loom, by_title = indexed(tmp_path, {"config.py": "class Weights:\n    \"\"\"The signal weights.\"\"\"\n\n" + fields})
+    parts = sorted((n for n in by_title.values() if n.title.endswith(" Weights")), key=lambda n: n.reference.lines[0])
+    assert len(parts) >= 3
+    result = loom.query("Why does each weight have this value?", budget=2000)
+    ranking, middle = result.ranking, parts[1].id
+    assert ranking.weights.density > 0  # a question on its own weighs density
+    neighbours = [other for other, _ in loom.graph.structure_of(middle)]
+    assert neighbours == sorted([parts[0].id, parts[2].id])
+    # a neighbour counts when it is near the question (the semantic floor), as concepts did
+    near = [ranking.raw(other)["semantic"] >= loom.graph.config.relevance_floor for other in neighbours]
+    assert all(near)
+    assert ranking.raw(middle)["density"] == 1 - 0.5 ** sum(near)
+
+
+def test_a_session_linked_before_part_edges_gets_them_on_its_next_refresh(tmp_path):
+    """Joining parts changed how edges are worked out, not how files are cut: a session
+    indexed before is linked again on its next refresh, without cutting or embedding again."""
+    from loom_nb.index.structure import STRUCTURE_VERSION
+
+    fields = "".join(f"    field_{k}: int = {k}\n    \"\"\"What field {k} is for.\"\"\"\n\n" for k in range(60))
+    make_workspace(tmp_path / "ws", {"config.py": "class Weights:\n" + fields,
+                                     "app.py": "from config import Weights\n\n\ndef weights():\n    return Weights()\n"})
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(tmp_path / "ws", progress=False)
+    count = loom.graph.structure_count
+    older = [(d["source"], d["target"], d["kind"]) for _, _, d in loom.graph.nx.edges(data=True) if d["kind"] in ("imports", "references")]
+    assert older and count >= len(older) + 2
+    loom.graph.replace_structure(older)  # as a session linked by the version before: no part edges
+    del loom.graph.metadata["workspace"]["structure_version"]
+    loom.save()
+    again = Loom.open(tmp_path / "session", embedder=HashingEmbedder())
+    report = again.index(tmp_path / "ws", progress=False)
+    assert report.files_unchanged == 2 and report.files_indexed == 0  # nothing cut again
+    assert again.graph.structure_count == count
+    assert again.graph.metadata["workspace"]["structure_version"] == STRUCTURE_VERSION
+
+
 def test_a_nodes_view_counts_the_code_neighbours_it_does_not_list(tmp_path):
     callers = "".join(f"def use{k}(x):\n    return total(x)\n\n\n" for k in range(15))
     loom, by_title = indexed(tmp_path, {"app/cart.py": "def total(items):\n    return sum(items)\n\n\n" + callers})

@@ -132,8 +132,13 @@ def test_rank_on_a_worked_example():
     assert raw["n1"]["staleness"] == 1.0  # used this turn
     assert raw["n4"]["staleness"] == 0.5  # 8 turns old, half-life 8
     assert raw["n1"]["provenance"] == 1.0 and raw["n3"]["provenance"] == 0.95
-    # relevant concepts (cos ≥ 0.3 to the 10° query): c1 (0.985), c2 (0.819), c3 (0.174 no)
-    assert ranking.relevant_concept_counts.tolist() == [1, 1, 0, 0]
+    # by default no concept counts toward density (concept_relevance 1): these nodes have no
+    # structural neighbours, so none has a relevant connection
+    assert ranking.relevant_concept_counts.tolist() == [0, 0, 0, 0]
+    # at the seed's 0.3, relevant concepts: c1 (0.985), c2 (0.819), c3 (0.174 no)
+    seeded = rank(g, np.array(unit(10)), query="q", config=LoomConfig(concept_relevance=0.3))
+    assert seeded.relevant_concept_counts.tolist() == [1, 1, 0, 0]
+    assert [seeded.raw(n)["density"] for n in ("n1", "n2", "n3", "n4")] == [0.5, 0.5, 0.0, 0.0]
     assert ranking.top(1)[0][0] == "n1"
     for nid in ranking.node_ids:
         assert sum(ranking.breakdown(nid).values()) == pytest.approx(ranking.score(nid))

@@ -487,17 +487,22 @@ def test_the_classifier_grades_the_message_not_the_previous_exchange():
     assert "previous question" in turn.result.ranking.query  # ranking reads the exchange, the classifier does not
 
 
-def test_a_chat_weighs_density_for_its_first_question_and_not_for_a_follow_up():
+def test_a_chat_weighs_density_for_a_question_and_a_follow_up_and_not_for_a_request():
+    """A question and a follow-up ("and where is that called from?") are answered by a
+    neighbourhood of code; a message that asks for a change names one place."""
     from loom_nb import LoomConfig
 
     loom = make_loom()
-    with OllamaStandIn(answers=["It is the rotation.", "The retry."]) as server:
+    with OllamaStandIn(answers=["It is the rotation.", "The retry.", "Done."]) as server:
         session = session_for(server, loom)
         first = session.send("Why does token refresh fail with invalid_grant?")
         follow_up = session.send("and why does the gateway retry twice?")
+        request = session_for(server, loom).send("Rotate the refresh token before it expires")
     assert not first.result.request.follows_up and follow_up.result.request.follows_up
+    assert not request.result.request.follows_up
     assert first.result.ranking.weights.density == LoomConfig().question_density > 0
-    assert follow_up.result.ranking.weights.density == LoomConfig().weights.density == 0
+    assert follow_up.result.ranking.weights.density == LoomConfig().question_density
+    assert request.result.ranking.weights.density == LoomConfig().weights.density == 0
 
 
 def test_every_request_caps_the_answer_at_its_reservation_and_a_runaway_stream_is_cut(caplog):

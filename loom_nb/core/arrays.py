@@ -120,7 +120,7 @@ class GraphArrays:
     """CSR adjacency of concept–concept edges (``indices[indptr[i]:indptr[i+1]]``)."""
     concept_indices: np.ndarray
     structure_a: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    """Content rows of code-structure edges (imports, references), one end…"""
+    """Content rows of code-structure edges (imports, references, parts), one end…"""
     structure_b: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     """…and the other."""
     paths: list = field(default_factory=list)
@@ -156,7 +156,7 @@ class GraphArrays:
         return np.fromiter((seen.setdefault(p, len(seen) - 2) for p in paths), np.int64, count=len(paths))
 
 
-STRUCTURE_KINDS = ("imports", "references")
+STRUCTURE_KINDS = ("imports", "references", "continues")
 
 
 def _pair_array(pairs) -> np.ndarray:

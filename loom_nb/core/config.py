@@ -77,8 +77,8 @@ class Weights:
     """Links to several query-relevant concepts and relevant structural neighbours (seed:
     Low-Medium, 0.1). With concepts as topics (issue 15) it was measured again at 0, 0.05 and
     0.1 (benchmarks/README.md): 0 was best on all six mined sets and the follow-ups (at 0.1:
-    caddy −0.030 at 8k, fastapi −0.035 at 16k). A question on its own weighs it
-    :attr:`LoomConfig.question_density` instead."""
+    caddy −0.030 at 8k, fastapi −0.035 at 16k). A question on its own and a follow-up weigh
+    it :attr:`LoomConfig.question_density` instead."""
     terms: float = 0.25
     """Query terms in path / symbol / heading / import / content, BM25F (seed 004; kept)."""
     path_mention: float = 0.15
@@ -220,21 +220,32 @@ class LoomConfig:
     message."""
     question_density: float = 0.1
     """The density weight for a question on its own (:func:`~loom_nb.core.classify.asks_question`:
-    one line, no previous exchange), when ``weights.density`` is lower. A question ("How does
-    the ranking engine score content?") is often answered by a neighbourhood of code: units
-    on the question's topics that call or import each other. A commit subject or an issue
-    (a title above a report) names a change, and there density cost line recall on every
-    mined set, so ``weights.density`` stays 0; a follow-up ranks with the answer it asks past
-    (``previous_mention_share``), and density at 0.1 cost the follow-ups 0.014 at 4k, so it
-    keeps ``weights.density`` too. On the self set (all 36 of its messages are such questions),
-    line recall at 1k / 2k / 4k / 8k / 16k: 0.405 / 0.606 / 0.718 / 0.826 / 0.917 at 0,
-    0.454 / 0.605 / 0.730 / 0.841 / 0.937 at 0.1, 0.407 / 0.561 / 0.751 / 0.844 / 0.930 at
-    0.2: at 0.2 and above density favours the units with the most relevant neighbours (a
-    module, a caller) over the one that does the work, which costs small budgets. No commit
-    or issue of the mined sets is a question on its own, so none moves; nor do the follow-ups
-    or the notes (benchmarks/README.md, "Density for a question on its own")."""
-    concept_relevance: float = 0.3
-    """A concept counts toward link density when its cosine to the query reaches this."""
+    one line, no previous exchange) and for a follow-up, when ``weights.density`` is lower. A
+    question ("How does the ranking engine score content?") is often answered by a
+    neighbourhood of code: units that call or import each other, or the parts of one class.
+    So is a follow-up ("and where is that called from?"). A commit subject or an issue (a
+    title above a report) names a change, and there density cost line recall on every mined
+    set, so ``weights.density`` stays 0. Follow-ups kept 0 while density counted concepts
+    (0.1 cost them 0.014 at 4k); counting the structural neighbours and a class's parts
+    (:attr:`concept_relevance`), 0.1 lifts them from 0.785 / 0.909 / 0.944 to 0.800 / 0.931 /
+    0.944 at 4k / 8k / 16k (0.05: 0.780 / 0.914 / 0.944). On the self set (all 36 of its
+    messages are such questions; an earlier tree, density counting concepts), line recall at
+    1k / 2k / 4k / 8k / 16k: 0.405 / 0.606 / 0.718 / 0.826 / 0.917 at 0, 0.454 / 0.605 / 0.730 /
+    0.841 / 0.937 at 0.1, 0.407 / 0.561 / 0.751 / 0.844 / 0.930 at 0.2: at 0.2 and above
+    density favours the units with the most relevant neighbours (a module, a caller) over the
+    one that does the work, which costs small budgets. No commit or issue of the mined sets is
+    a question or a follow-up, so none moves; nor do the notes (benchmarks/README.md, "Density
+    for a question on its own")."""
+    concept_relevance: float = 1.0
+    """A concept counts toward link density when its cosine to the query reaches this; at 1
+    none does, and density counts the relevant structural neighbours alone (seed: 0.3).
+    Measured through the default path on one tree of loom-nb's own code
+    (benchmarks/README.md, "Density reads parts and structure"), line recall at 4k / 8k / 16k
+    with density's weight where it applies: the self set 0.685 / 0.812 / 0.907 counting the
+    concepts at 0.3 against 0.714 / 0.824 / 0.908 at 1, the follow-ups 0.792 / 0.912 / 0.944
+    against 0.800 / 0.931 / 0.944. A topic holds every unit near the question, so it says
+    little about which of them is the answer; a call, an import or the next part of one
+    class does. The notes (no code structure) did not move."""
     hop_decay: float = 0.5
     """Hop signal = hop_decay ** (hops - 1): 1 for content of the anchor concept, 0.5 one
     concept away, 0.25 two away, 0 when unreachable."""
@@ -413,7 +424,7 @@ SEED_VALUES: dict[str, Any] = {
     "weights.provenance": 0.15, "weights.density": 0.1, "weights.terms": 0.25, "weights.path_mention": 0.15,
     "weights.tagged": 0.5, "weights.git_dirty": 0.05, "weights.file": 0.0,
     "relevance_floor": 0.2, "lexical_relevance": 0.5, "lexical_anchor": 1.01,
-    "max_whole_share": 0.5, "large_node_tokens": 1200, "question_density": 0.0,
+    "max_whole_share": 0.5, "large_node_tokens": 1200, "question_density": 0.0, "concept_relevance": 0.3,
 }
 """The starting values before any tuning: seed 000's High / Medium / Low grading written as
 numbers, seed 004's lexical weights, and the first thresholds. Kept so a tuning run can

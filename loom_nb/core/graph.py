@@ -37,9 +37,10 @@ from .secrets import is_secret_file, mask_each, mask_secrets, secret_file_notice
 log = logging.getLogger(__name__)
 
 _RELATIONS = {("references", True): "calls", ("references", False): "called by",
-              ("imports", True): "imports", ("imports", False): "imported by"}
+              ("imports", True): "imports", ("imports", False): "imported by",
+              ("continues", True): "next part", ("continues", False): "previous part"}
 """A structure edge's kind as read from one end: (kind, this node is its source) -> relation."""
-_RELATION_ORDER = ("calls", "called by", "imports", "imported by")
+_RELATION_ORDER = ("calls", "called by", "imports", "imported by", "previous part", "next part")
 
 
 def utc_now() -> str:
@@ -947,7 +948,7 @@ class LoomGraph:
 
     @_locked
     def add_structure(self, source: str, target: str, kind: str) -> bool:
-        """A code-structure edge between two content nodes ("imports" or "references").
+        """A code-structure edge between two content nodes ("imports", "references" or "continues").
 
         Returns False when the pair is already joined (networkx keeps one edge per pair).
         """
@@ -1095,7 +1096,7 @@ class LoomGraph:
 
     @property
     def structure_count(self) -> int:
-        """How many code-structure edges (imports, references) the graph holds."""
+        """How many code-structure edges (imports, references, parts) the graph holds."""
         return len(self._structure)
 
     def edge_columns(self) -> dict[str, dict[str, list]]:

@@ -123,16 +123,17 @@ def message_weights(base: Weights, message: str, config: LoomConfig, *, follow_u
     """The configured weights as they apply to this message: the semantic weight times
     ``config.named_code_semantic`` when the message names code
     (:func:`~loom_nb.core.classify.names_code`), and the density weight raised to
-    ``config.question_density`` when it asks a question and is not a ``follow_up``
-    (:func:`~loom_nb.core.classify.asks_question`). The message's own words decide, never
-    the words of a chat's history.
+    ``config.question_density`` when it asks a question
+    (:func:`~loom_nb.core.classify.asks_question`) or is a ``follow_up``: both are answered by
+    a neighbourhood of code, where a commit subject or an issue names one change. The
+    message's own words decide, never the words of a chat's history.
 
     >>> c = LoomConfig(named_code_semantic=0.5)
     >>> message_weights(c.weights, "what calls save_graph?", c).semantic == c.weights.semantic / 2
     True
     >>> message_weights(c.weights, "How are concepts named?", c).density == c.question_density
     True
-    >>> message_weights(c.weights, "How are concepts named?", c, follow_up=True) == c.weights
+    >>> message_weights(c.weights, "and where is that called from", c, follow_up=True).density == c.question_density
     True
     >>> message_weights(c.weights, "Name concepts by their distinctive terms", c) == c.weights
     True
@@ -140,6 +141,6 @@ def message_weights(base: Weights, message: str, config: LoomConfig, *, follow_u
     weights = base
     if config.named_code_semantic != 1.0 and names_code(message):
         weights = replace(weights, semantic=weights.semantic * config.named_code_semantic)
-    if not follow_up and weights.density < config.question_density and asks_question(message):
+    if weights.density < config.question_density and (follow_up or asks_question(message)):
         weights = replace(weights, density=config.question_density)
     return weights

@@ -100,7 +100,7 @@ def hop_signal(
 
 
 def follow_structure(hops: np.ndarray, a: np.ndarray, b: np.ndarray, decay: float) -> tuple[np.ndarray, np.ndarray]:
-    """Let hop distance also flow along code-structure edges (imports, references).
+    """Let hop distance also flow along code-structure edges (imports, references, parts).
 
     A node one structural edge away from a node ``h`` hops from the anchor is at most
     ``h + 1`` hops away. One relaxation step, both directions, vectorised.
@@ -187,7 +187,7 @@ def density_signal(
     """``1 - 0.5 ** k`` for a node with ``k`` query-relevant connections (0, .5, .75, …).
 
     Connections are concepts whose cosine to the query reaches ``concept_relevance``
-    and, for code, structural neighbours (imports, references) that are themselves
+    and, for code, structural neighbours (imports, references, parts) that are themselves
     relevant: ``structure = (a, b, relevant_content)``.
 
     >>> s, k = density_signal(2, np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([True, True]))

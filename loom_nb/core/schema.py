@@ -91,7 +91,7 @@ class ConceptEdges(_Strict):
 class Structure(_Strict):
     source: list[Row]
     target: list[Row]
-    kind: list[Literal["imports", "references"]]
+    kind: list[Literal["imports", "references", "continues"]]
 
 
 class VectorSpec(_Strict):

@@ -29,7 +29,7 @@ from ..core.tokens import count_tokens_many, truncate_to_tokens
 from .git import changed_since, dirty_files, head_commit
 from .symbols import outline
 from .background import BACKGROUND_ABOVE, FillJob, VectorFill, jobs_for_pending, rebuild_due
-from .structure import MAX_SHARED_DEFINITIONS, link_structure, resolve_import, structure_edges  # noqa: F401 - importable from here as before
+from .structure import MAX_SHARED_DEFINITIONS, STRUCTURE_VERSION, link_structure, resolve_import, structure_edges  # noqa: F401 - importable from here as before
 from .units import EMBED_TOKENS, Unit, file_units, window_units
 from .notebooks import cells_units, is_percent_script, percent_units
 from ..core.notebooks import NotebookError, notebook_cells
@@ -474,7 +474,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     # thread (a chat's background indexer, the warm-up ranking an open starts) reads the edges
     # and compacts the lexical index itself, and two compactions at once left its row and
     # length tables of different sizes
-    relink = todo or stale_paths or graph.structure_count == 0
+    relink = todo or stale_paths or graph.structure_count == 0 or state.get("structure_version") != STRUCTURE_VERSION
     edges = structure_edges(graph, files) if relink else None
     with graph.lock:
         report.structure_edges = graph.replace_structure(edges) if relink else graph.structure_count
@@ -482,6 +482,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     state["files"] = files
     state["commit"] = head
     state["units_version"] = UNITS_VERSION
+    state["structure_version"] = STRUCTURE_VERSION
     # a query reads no file over these (indexed_size_limit): a refresh would skip it
     state["max_file_bytes"], state["max_notebook_bytes"] = limits.max_file_bytes, limits.max_notebook_bytes
     state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh

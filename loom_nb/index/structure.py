@@ -1,5 +1,5 @@
-"""Code-structure edges: which indexed file an import names, and the import and reference
-edges between units that ranking's density and file signals read."""
+"""Code-structure edges: which indexed file an import names, and the import, reference and
+part edges between units that ranking's density signal reads."""
 
 from __future__ import annotations
 
@@ -7,7 +7,13 @@ import posixpath
 import re
 from collections import defaultdict
 
-__all__ = ["ImportResolver", "MAX_SHARED_DEFINITIONS", "link_structure", "resolve_import", "structure_edges"]
+__all__ = ["ImportResolver", "MAX_SHARED_DEFINITIONS", "STRUCTURE_VERSION", "link_structure", "part_edges", "resolve_import",
+           "structure_edges"]
+
+STRUCTURE_VERSION = 2
+"""How the edges are worked out. A session linked by another version is linked again on its
+next refresh, without cutting its files again (2: the parts of a unit cut by size are joined,
+:func:`part_edges`)."""
 
 MAX_SHARED_DEFINITIONS = 3
 """A name defined in more places than this (``get``, ``run``) draws no reference edges."""
@@ -178,7 +184,7 @@ def structure_edges(graph, files: dict[str, dict]) -> list[tuple[str, str, str]]
     kind)``; reads the graph, changes nothing (so it needs no lock).
 
     Imports join the first node of the importing file to the first node of the imported
-    file; references join a unit that calls a name to the unit(s) defining it, as aider's
+    file; the parts of one unit cut by size join in order (:func:`part_edges`); references join a unit that calls a name to the unit(s) defining it, as aider's
     repository map does: the definitions in scope (:func:`_in_scope`: the same file, an
     imported file, in Go the package's folder and then the imported packages') when there are
     any, and names defined in too many places to mean anything join nothing.
@@ -214,7 +220,47 @@ def structure_edges(graph, files: dict[str, dict]) -> list[tuple[str, str, str]]
                 targets = scoped[name, path] = _in_scope(defined, path, imported.get(path, set()), meta.get("language", ""))
             if len(targets) <= MAX_SHARED_DEFINITIONS:
                 edges.extend((node_id, target_id, "references") for target_id in targets if target_id != node_id)
-    return edges
+    return edges + _file_part_edges(graph, files)
+
+
+def _file_part_edges(graph, files: dict[str, dict]) -> list[tuple[str, str, str]]:
+    """:func:`part_edges` of every file."""
+    return [edge for info in files.values() for edge in part_edges([(node_id, graph.node(node_id)) for node_id in info["nodes"]])]
+
+
+def part_edges(nodes) -> list[tuple[str, str, str]]:
+    """``(part, next part, "continues")`` for the parts of one unit that
+    :func:`~loom_nb.index.units.split_large` cut by size, from one file's ``(id, node)`` pairs.
+
+    A part after the first keeps its unit's name and kind and defines nothing, and starts
+    where the one before ended (blank lines between them aside). Nothing else said that
+    ``Weights`` at lines 65-90 is the middle of the class whose head is at 36-51: the head
+    has the calls and the callers, the middle had no neighbour at all, and a question on the
+    class ranked its middle 90th while its head came first.
+
+    >>> from types import SimpleNamespace as N
+    >>> def unit(name, start, end, defines=()):
+    ...     return N(meta={"name": name, "kind": "class", "defines": list(defines)}, reference=N(lines=(start, end)))
+    >>> part_edges([("n1", unit("Weights", 36, 51, ["Weights"])), ("n2", unit("Weights", 52, 64)),
+    ...             ("n3", unit("Weights", 65, 90)), ("n4", unit("seed", 92, 99, ["seed"]))])
+    [('n1', 'n2', 'continues'), ('n2', 'n3', 'continues')]
+    >>> part_edges([("n1", unit("f", 1, 5, ["f"])), ("n2", unit("f", 6, 9, ["f"]))])  # an overload is not a part
+    []
+    """
+    spans = []
+    for node_id, node in nodes:
+        ref = getattr(node, "reference", None)
+        if ref is not None and len(ref.lines) and node.meta.get("name"):
+            spans.append((int(ref.lines[0]), int(ref.lines[-1]), node_id, node.meta))
+    spans.sort(key=lambda span: span[:2])
+    return [(a[2], b[2], "continues") for a, b in zip(spans, spans[1:])
+            if b[3]["name"] == a[3]["name"] and b[3].get("kind") == a[3].get("kind") and not b[3].get("defines")
+            and 0 < b[0] - a[1] <= _PART_GAP]
+
+
+_PART_GAP = 3
+"""Lines from a part's end to the next part's start: 1, or more where blank lines between
+them were left out (a part is never only blank lines)."""
 
 
 def link_structure(graph, files: dict[str, dict]) -> int:

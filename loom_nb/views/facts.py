@@ -60,7 +60,8 @@ class ContentFacts:
     """The id of this node's summary, if it has one."""
     chunks: int
     structure: list[Related] = field(default_factory=list)
-    """Code neighbours, each with its relation ("calls", "called by", "imports", "imported by")."""
+    """Code neighbours, each with its relation ("calls", "called by", "imports", "imported by",
+    "previous part", "next part")."""
     structure_more: int = 0
     """Code neighbours beyond the ones listed."""
 

@@ -53,6 +53,7 @@ EDGE_COLOURS = {
     "summarizes": "#eeca3b",
     "imports": "#72b7b2",
     "references": "#4c9a9a",
+    "continues": "#54a24b",
 }
 LOADED_DECISIONS = ("loaded", "summary", "chunk")
 
@@ -471,9 +472,9 @@ def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa
         a, b = d.get("source", u), d.get("target", v)
         extra: dict[str, Any] = {}
         tip = [f"{kind} {weight:.3f}"]
-        if kind in ("imports", "references"):  # drawn from caller to callee; a weight of 1 says nothing
+        if kind in ("imports", "references", "continues"):  # drawn from caller to callee; a weight of 1 says nothing
             extra["arrows"] = "to"
-            relation = "calls" if kind == "references" else "imports"
+            relation = {"references": "calls", "imports": "imports", "continues": "continues in"}[kind]
             tip = [_short(f"{a} {graph.node(a).title}"), relation, _short(f"{b} {graph.node(b).title}")]
         if kind == "concept":
             extra["dashes"] = True
