@@ -271,7 +271,7 @@ def test_a_message_that_names_code_leans_on_exact_names_when_configured():
     assert Loom(embedder=HashingEmbedder()).graph.config.named_code_semantic == 1.0  # off unless configured
 
 
-def test_a_question_on_its_own_weighs_the_neighbourhood_and_a_change_or_a_follow_up_does_not():
+def test_a_question_or_a_follow_up_weighs_the_neighbourhood_and_a_change_does_not():
     from loom_nb import Query
 
     loom = Loom(embedder=HashingEmbedder())
@@ -283,11 +283,17 @@ def test_a_question_on_its_own_weighs_the_neighbourhood_and_a_change_or_a_follow
     follow_up = loom.query(Query("and where is it read?", [{"role": "user", "content": "how is graph.json written?"},
                                                           {"role": "assistant", "content": "save_graph writes it."}]), budget=500)
     density = SIGNALS.index("density")
-    assert question.ranking.weights.density == LoomConfig().question_density > 0
-    assert question.ranking.contributions[:, density].max() > 0  # its relevant topics count toward the score
-    for other in (subject, issue, follow_up):
+    for asked in (question, follow_up):
+        assert asked.ranking.weights.density == LoomConfig().question_density > 0
+    for other in (subject, issue):
         assert other.ranking.weights.density == LoomConfig().weights.density == 0
         assert other.ranking.contributions[:, density].max() == 0
+    # notes have no code structure, and a topic near the question is not a neighbour
+    # (concept_relevance 1): nothing here has a relevant connection
+    assert question.ranking.contributions[:, density].max() == 0
+    loom.graph.config = LoomConfig(concept_relevance=0.3)  # the seed's reading: relevant topics count
+    assert loom.query("how is graph.json written and read back?", budget=500).ranking.contributions[:, density].max() > 0
+    loom.graph.config = LoomConfig()
     mine = loom.query("how is graph.json written and read back?", budget=500, weights={"density": 0.05})
     assert mine.ranking.weights.density == 0.05  # weights a caller passes are used as given
 

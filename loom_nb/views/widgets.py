@@ -202,7 +202,8 @@ class WeightTuner:
         """The session's config with the sliders' weights and relevance floor: what to keep
         (``loom.graph.config = tuner.config()``) when the table looks right. For a question
         on its own the density slider is ``question_density``: the weight that message gets,
-        leaving ``weights.density`` (commits, issues, follow-ups) at most as high."""
+        leaving ``weights.density`` (commits, issues, requests) at most as high; a follow-up
+        weighs ``question_density`` too."""
         weights, extra = self.weights(), {}
         if self._question:
             extra["question_density"] = weights.density
