@@ -33,7 +33,7 @@ import loom_nb.index.indexer as indexer  # noqa: E402
 from loom_nb.core.config import LoomConfig  # noqa: E402
 from loom_nb.evaluation.tuning import prepare  # noqa: E402
 
-BUDGETS = (4000, 8000, 16000)
+BUDGETS = [4000, 8000, 16000]
 OLD_THRESHOLD = 0.8
 OLD_CONCEPT_RELEVANCE = 0.3
 
@@ -51,7 +51,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("cases", nargs="+", type=Path)
     parser.add_argument("--cache", type=Path, required=True, help="today's indexed workspaces")
     parser.add_argument("--old-cache", type=Path, required=True, help="the old layer's (built here)")
+    parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)), help="comma-separated token budgets")
     args = parser.parse_args(argv)
+    BUDGETS[:] = [int(b) for b in args.budgets.split(",")]
     # density 0.1 for every message, as before a question had its own weight (question_density)
     density = LoomConfig(question_density=0.0).with_(weights={"density": 0.1})
     topics = LoomConfig(concept_relevance=OLD_CONCEPT_RELEVANCE)

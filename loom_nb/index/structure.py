@@ -184,10 +184,11 @@ def structure_edges(graph, files: dict[str, dict]) -> list[tuple[str, str, str]]
     kind)``; reads the graph, changes nothing (so it needs no lock).
 
     Imports join the first node of the importing file to the first node of the imported
-    file; the parts of one unit cut by size join in order (:func:`part_edges`); references join a unit that calls a name to the unit(s) defining it, as aider's
+    file; references join a unit that calls a name to the unit(s) defining it, as aider's
     repository map does: the definitions in scope (:func:`_in_scope`: the same file, an
     imported file, in Go the package's folder and then the imported packages') when there are
-    any, and names defined in too many places to mean anything join nothing.
+    any, and names defined in too many places to mean anything join nothing. The parts of one
+    unit cut by size join in order (:func:`part_edges`).
     """
     resolver = ImportResolver(set(files))
     first_node = {path: info["nodes"][0] for path, info in files.items() if info["nodes"]}
@@ -234,9 +235,10 @@ def part_edges(nodes) -> list[tuple[str, str, str]]:
 
     A part after the first keeps its unit's name and kind and defines nothing, and starts
     where the one before ended (blank lines between them aside). Nothing else said that
-    ``Weights`` at lines 65-90 is the middle of the class whose head is at 36-51: the head
-    has the calls and the callers, the middle had no neighbour at all, and a question on the
-    class ranked its middle 90th while its head came first.
+    ``Weights`` at lines 65-90 (loom-nb's own ``core/config.py``) is the middle of the class
+    whose head is at 36-51: the head had its callers, the middle, which calls nothing, had no
+    neighbour at all, and a question on the class ranked the middle 90th while the head came
+    first.
 
     >>> from types import SimpleNamespace as N
     >>> def unit(name, start, end, defines=()):
