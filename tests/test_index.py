@@ -210,14 +210,16 @@ def test_the_parts_of_a_unit_cut_by_size_are_joined_in_order(tmp_path):
     assert [k for _, k in loom.graph.structure_of(last, directed=True)].count("next part") == 0
     seeds = [n for n in by_title.values() if n.title.endswith(" seed")]
     assert len(seeds) == 2 and not any(kind == "continues" for n in seeds for _, kind in loom.graph.structure_of(n.id))
-    # the edges are plain networkx edges of a kind a saved session keeps
-    kinds = {d["kind"] for _, _, d in loom.graph.nx.edges(data=True)}
-    assert "continues" in kinds
+    # plain networkx edges, of a kind a saved session keeps
+    assert "continues" in {d["kind"] for _, _, d in loom.graph.nx.edges(data=True)}
+    loom.save(tmp_path / "session")
+    again = Loom.open(tmp_path / "session", embedder=HashingEmbedder())
+    assert again.graph.structure_of(first, directed=True) == loom.graph.structure_of(first, directed=True)
 
 
 def test_a_question_counts_a_parts_relevant_neighbours_toward_its_density(tmp_path):
     """Density reads the part edges: a question on the class gives its middle part the
-    density of its two relevant neighbours, where it had none (its only link was a concept)."""
+    density of the parts before and after it when they are near the question."""
     fields = "".join(f"    weight_{k}: float = 0.{k}\n    \"\"\"Why weight {k} has this value.\"\"\"\n\n" for k in range(60))
     loom, by_title = indexed(tmp_path, {"config.py": "class Weights:\n    \"\"\"The signal weights.\"\"\"\n\n" + fields})
     parts = sorted((n for n in by_title.values() if n.title.endswith(" Weights")), key=lambda n: n.reference.lines[0])
