@@ -373,6 +373,26 @@ def test_workspace_summary_lists_the_most_used_files_first(tmp_path):
     assert session.workspace_summary(5) == ""  # nothing fits: no zone at all
 
 
+def test_workspace_summary_counts_only_what_other_files_use(tmp_path):
+    """A long class cut into parts joins each part to the next, and a file calls its own
+    helpers: neither is use by another file, so neither lifts the file in the map."""
+    pytest.importorskip("tree_sitter_python")
+    ws = tmp_path / "ws"
+    (ws / "pkg").mkdir(parents=True)
+    (ws / "pkg" / "core.py").write_text("def rotate(token):\n    return token\n")
+    (ws / "pkg" / "api.py").write_text("from pkg.core import rotate\n\ndef refresh(t):\n    return rotate(t)\n")
+    fields = "".join(f"    field_{k}: int = {k}\n    \"\"\"What field {k} is for.\"\"\"\n\n" for k in range(200))
+    helpers = "".join(f"def step_{k}(x):\n    return _clean(x)\n\n\n" for k in range(4))
+    (ws / "pkg" / "big.py").write_text("def _clean(x):\n    return x\n\n\n" + helpers + "class Settings:\n" + fields)
+    loom = Loom(embedder=HashingEmbedder())
+    loom.index(ws, progress=False)
+    big = [kind for n in loom.graph.content_nodes() if n.reference and n.reference.file == "pkg/big.py"
+           for _, kind in loom.graph.structure_of(n.id, directed=True)]
+    assert big.count("next part") >= 5 and big.count("calls") >= 4  # more edges inside big.py than core.py has
+    lines = Session(loom, model="llama3.2", background=False).workspace_summary(400).splitlines()
+    assert lines[1].startswith("- pkg/core.py: ")
+
+
 def test_zone_shares_are_checked():
     with pytest.raises(ValueError, match="history_share"):
         Zones(history_share=1.5)

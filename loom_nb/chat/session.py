@@ -590,8 +590,9 @@ class Session(Displayable):
         """A repo map for the workspace zone: files most referenced by others first, with
         their symbols, within ``max_tokens``. Empty when nothing was indexed.
 
-        In-degree over import and reference edges stands in for aider's PageRank: cheap,
-        and it puts the modules everything leans on at the top.
+        In-degree over import and reference edges from other files stands in for aider's
+        PageRank: cheap, and it puts the modules everything leans on at the top. Edges within a
+        file (a call to its own helper, the parts of a long class) say nothing of its use.
         """
         graph = self.loom.graph
         state = graph.metadata.get("workspace") or {}
@@ -603,7 +604,8 @@ class Session(Displayable):
         if self._workspace_cache is not None and self._workspace_cache[0] == key:
             return self._workspace_cache[1]
         arrays = graph.arrays()
-        used_by = Counter(arrays.paths[int(row)] for row in arrays.structure_b)
+        paths = arrays.paths
+        used_by = Counter(paths[int(b)] for a, b in zip(arrays.structure_a, arrays.structure_b) if paths[int(a)] != paths[int(b)])
         ranked = sorted(files, key=lambda p: (-used_by.get(p, 0), p))
         name = escape_path(Path(state.get("root", "")).name)  # names go in as data: none may break a line
         lines = [f"Workspace {name} ({len(files)} files), most used first:"]
