@@ -71,7 +71,7 @@ holds the seed value (:data:`~loom_nb.core.config.SEED_VALUES`). The semantic we
 never goes to 0: mined cases are code with identifiers to match, but notes and chat turns
 have none, and there the vectors are the only signal. ``named_code_semantic`` lowers it only
 for messages that name code (seed value 1: no difference); ``question_density`` raises the
-density weight for a question on its own (seed value 0: no difference)."""
+density weight for a question on its own or a follow-up (seed value 0: no difference)."""
 
 METRICS: tuple[str, ...] = ("line_recall", "file_recall", "recall", "precision")
 """What a search can maximise: the recall and precision columns of
