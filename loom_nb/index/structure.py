@@ -248,16 +248,23 @@ def part_edges(nodes) -> list[tuple[str, str, str]]:
     [('n1', 'n2', 'continues'), ('n2', 'n3', 'continues')]
     >>> part_edges([("n1", unit("f", 1, 5, ["f"])), ("n2", unit("f", 6, 9, ["f"]))])  # an overload is not a part
     []
+
+    A notebook's lines are counted within each cell: only parts of one cell join.
+
+    >>> def cell(name, cell_id, start, end):
+    ...     return N(meta={"name": name, "kind": "window"}, reference=N(lines=(start, end), cell=cell_id))
+    >>> part_edges([("n1", cell("run", "a", 1, 40)), ("n2", cell("run", "a", 41, 60)), ("n3", cell("run", "b", 61, 70))])
+    [('n1', 'n2', 'continues')]
     """
     spans = []
     for node_id, node in nodes:
         ref = getattr(node, "reference", None)
         if ref is not None and len(ref.lines) and node.meta.get("name"):
-            spans.append((int(ref.lines[0]), int(ref.lines[-1]), node_id, node.meta))
-    spans.sort(key=lambda span: span[:2])
-    return [(a[2], b[2], "continues") for a, b in zip(spans, spans[1:])
-            if b[3]["name"] == a[3]["name"] and b[3].get("kind") == a[3].get("kind") and not b[3].get("defines")
-            and 0 < b[0] - a[1] <= _PART_GAP]
+            spans.append((str(getattr(ref, "cell", None) or ""), int(ref.lines[0]), int(ref.lines[-1]), node_id, node.meta))
+    spans.sort(key=lambda span: span[:3])
+    return [(a[3], b[3], "continues") for a, b in zip(spans, spans[1:])
+            if a[0] == b[0] and b[4]["name"] == a[4]["name"] and b[4].get("kind") == a[4].get("kind")
+            and not b[4].get("defines") and 0 < b[1] - a[2] <= _PART_GAP]
 
 
 _PART_GAP = 3
