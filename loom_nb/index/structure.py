@@ -10,10 +10,10 @@ from collections import defaultdict
 __all__ = ["ImportResolver", "MAX_SHARED_DEFINITIONS", "STRUCTURE_VERSION", "link_structure", "part_edges", "resolve_import",
            "structure_edges"]
 
-STRUCTURE_VERSION = 2
+STRUCTURE_VERSION = 3
 """How the edges are worked out. A session linked by another version is linked again on its
 next refresh, without cutting its files again (2: the parts of a unit cut by size are joined,
-:func:`part_edges`)."""
+:func:`part_edges`; 3: parts of module code too, each titled by its own first line)."""
 
 MAX_SHARED_DEFINITIONS = 3
 """A name defined in more places than this (``get``, ``run``) draws no reference edges."""
@@ -233,8 +233,11 @@ def part_edges(nodes) -> list[tuple[str, str, str]]:
     """``(part, next part, "continues")`` for the parts of one unit that
     :func:`~loom_nb.index.units.split_large` cut by size, from one file's ``(id, node)`` pairs.
 
-    A part after the first keeps its unit's name and kind and defines nothing, and starts
-    where the one before ended (blank lines between them aside). Nothing else said that
+    A part after the first keeps its unit's kind and defines nothing, and starts where the one
+    before ended (blank lines between them aside); a symbol's parts keep its name, and parts of
+    module code are titled by their own first line (``split_large``), so for them the name may
+    differ (module code between two symbols is one unit before it is cut, so two module units
+    side by side are parts of one). Nothing else said that
     ``Weights`` at lines 65-90 (loom-nb's own ``core/config.py``) is the middle of the class
     whose head is at 36-51: the head had its callers, the middle, which calls nothing, had no
     neighbour at all, and a question on the class ranked the middle 90th while the head came
@@ -248,6 +251,10 @@ def part_edges(nodes) -> list[tuple[str, str, str]]:
     [('n1', 'n2', 'continues'), ('n2', 'n3', 'continues')]
     >>> part_edges([("n1", unit("f", 1, 5, ["f"])), ("n2", unit("f", 6, 9, ["f"]))])  # an overload is not a part
     []
+    >>> table = [N(meta={"name": name, "kind": "module"}, reference=N(lines=span))
+    ...          for name, span in (("codes: # informational", (10, 41)), ("codes: # client error", (42, 72)))]
+    >>> part_edges([("n1", table[0]), ("n2", table[1])])
+    [('n1', 'n2', 'continues')]
 
     A notebook's lines are counted within each cell: only parts of one cell join.
 
@@ -263,7 +270,7 @@ def part_edges(nodes) -> list[tuple[str, str, str]]:
             spans.append((str(getattr(ref, "cell", None) or ""), int(ref.lines[0]), int(ref.lines[-1]), node_id, node.meta))
     spans.sort(key=lambda span: span[:3])
     return [(a[3], b[3], "continues") for a, b in zip(spans, spans[1:])
-            if a[0] == b[0] and b[4]["name"] == a[4]["name"] and b[4].get("kind") == a[4].get("kind")
+            if a[0] == b[0] and b[4].get("kind") == a[4].get("kind") and (b[4]["name"] == a[4]["name"] or a[4].get("kind") == "module")
             and not b[4].get("defines") and 0 < b[1] - a[2] <= _PART_GAP]
 
 
