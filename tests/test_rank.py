@@ -526,6 +526,31 @@ def test_a_call_in_the_lead_line_names_the_file_that_defines_it():
     assert mention("dateparse.py: parse_duration() fails")[:2] == [0.7, 0.7]
 
 
+def test_a_bare_call_names_the_function_not_the_methods_of_that_name():
+    """sympy defines ``integrate`` once as a function and a dozen times as a method: a title
+    that calls ``integrate(...)`` means the function, ``expr.integrate()`` a method."""
+    g = LoomGraph(LoomConfig(concept_threshold=0.99), embedding_model="toy")
+    units = [  # (path, its qualified name, the names it defines)
+        ("integrals/integrals.py", "integrate", ["integrate"]),
+        ("integrals/integrals.py", "Integral", ["Integral", "doit"]),
+    ] + [(f"{k}/core.py", f"{k.title()}.integrate", ["integrate"]) for k in ("polys", "series", "stats", "matrices")]
+    for path, name, defines in units:
+        g.add_content(f"def {name}(): ...", np.array(unit(85)), type="file_reference",
+                      meta={"path": path, "lines": [1, 5], "name": name, "defines": defines},
+                      fields={"path": path, "symbol": " ".join([name, *defines]), "content": name})
+
+    def mention(query):
+        r = rank(g, np.array(unit(0)), query=query)
+        return [raw_signal(r, f"n{k + 1}", "path_mention") for k in range(len(units))]
+
+    # five files define integrate, one of them as a function: the bare call names that file
+    assert mention("integrate(1/(2-cos(theta)),(theta,0,pi)) is NaN") == [0.4, 0.4, 0, 0, 0, 0]
+    # written as a method it could be any of the five, and names none
+    assert mention("Poly.integrate() drops the constant") == [0.0] * 6
+    # a bare call of a name only methods define still names them, when few files do
+    assert mention("doit() hangs") == [0.4, 0.4, 0, 0, 0, 0]
+
+
 def test_a_damaged_vector_scores_no_meaning_instead_of_nan(caplog):
     """A vectors file with bytes overwritten can hold NaN: that row scores 0 on meaning (with a
     warning), so the table never shows "semantic nan" and the row ranks on its other signals."""

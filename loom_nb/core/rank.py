@@ -22,7 +22,7 @@ from .graph import LoomGraph
 from .analysis import _query_terms
 from .lexical import normalise_scores
 from .paths import MAX_FILES_PER_NAME, STEM_SCORE, line_mention_rows, path_mentions, path_roles, tagged_mask, tagged_paths
-from .query import PREVIOUS_MARK, called_names, lead_line
+from .query import PREVIOUS_MARK, called_names, lead_line, method_calls
 
 log = logging.getLogger(__name__)
 
@@ -271,21 +271,27 @@ MAX_CALL_CANDIDATES = 200
 def called_definitions(graph: LoomGraph, message: str, paths: list) -> np.ndarray:
     """:data:`CALL_SCORE` for every row of a file that defines a name the message's lead line
     calls (``Fix parse_duration() for negative durations`` names ``utils/dateparse.py``),
-    else 0. A name defined in more than :data:`~loom_nb.core.paths.MAX_FILES_PER_NAME` files
-    names none of them, as a shared basename does. Candidates come from the lexical index's
+    else 0. A bare call (``integrate(…)``, not ``expr.integrate()``) names the files where a
+    function or class of that name is defined, when one is: sympy defines ``integrate`` once as a
+    function and in a dozen classes as a method. A name defined in more than
+    :data:`~loom_nb.core.paths.MAX_FILES_PER_NAME` files names none of them, as a shared basename does. Candidates come from the lexical index's
     symbol field; only those few nodes are read, to check the name is one they define."""
     out = np.zeros(len(paths))
     names = called_names(message)
     if not names:
         return out
     ids = graph.arrays().content_ids
+    methods = method_calls(message)
     files: set[str] = set()
     for name in names:
         rows = graph.lexical.rows_with(name, "symbol")
         rows = rows[rows < len(paths)]
         if rows.size == 0 or rows.size > MAX_CALL_CANDIDATES:
             continue
-        defining = {paths[r] for r in rows.tolist() if paths[r] and name in graph.node(ids[r]).meta.get("defines", ())}
+        metas = [(paths[r], graph.node(ids[r]).meta) for r in rows.tolist() if paths[r]]
+        defining = {path for path, meta in metas if name in meta.get("defines", ())}
+        if name not in methods:  # a bare call names a function or class, not a method of that name
+            defining = {path for path, meta in metas if meta.get("name") == name} or defining
         if len(defining) <= MAX_FILES_PER_NAME:
             files |= defining
     return CALL_SCORE * tagged_mask(sorted(files), paths) if files else out
