@@ -272,10 +272,11 @@ def called_definitions(graph: LoomGraph, message: str, paths: list) -> np.ndarra
     """:data:`CALL_SCORE` for every row of a file that defines a name the message's lead line
     calls (``Fix parse_duration() for negative durations`` names ``utils/dateparse.py``),
     else 0. A bare call (``integrate(…)``, not ``expr.integrate()``) names the files where a
-    function or class of that name is defined, when one is: sympy defines ``integrate`` once as a
-    function and in a dozen classes as a method. A name defined in more than
-    :data:`~loom_nb.core.paths.MAX_FILES_PER_NAME` files names none of them, as a shared basename does. Candidates come from the lexical index's
-    symbol field; only those few nodes are read, to check the name is one they define."""
+    function or class of that name is defined, when one is: sympy defines ``integrate`` once as
+    a function and in a dozen classes as a method. A name defined in more than
+    :data:`~loom_nb.core.paths.MAX_FILES_PER_NAME` files names none of them, as a shared
+    basename does. Candidates come from the lexical index's symbol field; only those few nodes
+    are read, to check the name is one they define."""
     out = np.zeros(len(paths))
     names = called_names(message)
     if not names:
