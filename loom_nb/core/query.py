@@ -218,27 +218,23 @@ def called_names(message: str) -> list[str]:
     >>> called_names("Sum is zero\\n```python\\nprint(M.sum())\\n```")
     []
     """
-    return list(dict.fromkeys(name for name, _ in _lead_calls(message)))
+    return list(dict.fromkeys(name for name, _ in lead_calls(message)))
 
 
-def method_calls(message: str) -> set[str]:
-    """The names of :func:`called_names` written as a method's, after a dot
-    (``QuerySet.in_bulk()``, ``x.subs()``); the others are bare calls of a function or class.
+def lead_calls(message: str) -> list[tuple[str, bool]]:
+    """``(name, written as a method)`` for each call :func:`called_names` reads, in order: a
+    method's name follows a dot (``QuerySet.in_bulk()``); the others are bare calls of a
+    function or class.
 
-    >>> sorted(method_calls("Allow QuerySet.in_bulk() and integrate() on unique fields"))
-    ['in_bulk']
+    >>> lead_calls("Allow QuerySet.in_bulk() and integrate() on unique fields")
+    [('in_bulk', True), ('integrate', False)]
     """
-    return {name for name, method in _lead_calls(message) if method}
-
-
-def _lead_calls(message: str) -> list[tuple[str, bool]]:
-    """``(name, written after a dot)`` for each top-level call in the lead line."""
     subject = _COMMIT_TYPE.sub("", _subject(message), count=1)
     depth, depths = 0, []
     for char in subject:  # how many brackets are open before each character
         depths.append(depth)
         depth = depth + 1 if char in "([{" else max(depth - 1, 0) if char in ")]}" else depth
-    return [(m.group(1), subject[: m.start()].endswith(".")) for m in _CALL.finditer(subject) if depths[m.start()] == 0]
+    return [(m.group(1), subject[m.start() - 1 : m.start()] == ".") for m in _CALL.finditer(subject) if depths[m.start()] == 0]
 
 
 def _subject(message: str) -> str:

@@ -22,7 +22,7 @@ from .graph import LoomGraph
 from .analysis import _query_terms
 from .lexical import normalise_scores
 from .paths import MAX_FILES_PER_NAME, STEM_SCORE, line_mention_rows, path_mentions, path_roles, tagged_mask, tagged_paths
-from .query import PREVIOUS_MARK, called_names, lead_line, method_calls
+from .query import PREVIOUS_MARK, lead_calls, lead_line
 
 log = logging.getLogger(__name__)
 
@@ -278,13 +278,13 @@ def called_definitions(graph: LoomGraph, message: str, paths: list) -> np.ndarra
     basename does. Candidates come from the lexical index's symbol field; only those few nodes
     are read, to check the name is one they define."""
     out = np.zeros(len(paths))
-    names = called_names(message)
-    if not names:
+    calls = lead_calls(message)
+    if not calls:
         return out
     ids = graph.arrays().content_ids
-    methods = method_calls(message)
+    methods = {name for name, method in calls if method}
     files: set[str] = set()
-    for name in names:
+    for name in dict.fromkeys(name for name, _ in calls):
         rows = graph.lexical.rows_with(name, "symbol")
         rows = rows[rows < len(paths)]
         if rows.size == 0 or rows.size > MAX_CALL_CANDIDATES:

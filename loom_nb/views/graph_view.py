@@ -15,6 +15,7 @@ Size: the pyvis view: choosing the nodes to show, then building the page.
 
 from __future__ import annotations
 
+from ..core.arrays import STRUCTURE_KINDS
 from ..core.display import Displayable
 
 import html
@@ -472,7 +473,7 @@ def _build(loom, result, plan: _Plan, *, height: str, seed: int) -> str:  # noqa
         a, b = d.get("source", u), d.get("target", v)
         extra: dict[str, Any] = {}
         tip = [f"{kind} {weight:.3f}"]
-        if kind in ("imports", "references", "continues"):  # drawn from caller to callee; a weight of 1 says nothing
+        if kind in STRUCTURE_KINDS:  # drawn from caller to callee; a weight of 1 says nothing
             extra["arrows"] = "to"
             relation = {"references": "calls", "imports": "imports", "continues": "continues in"}[kind]
             tip = [_short(f"{a} {graph.node(a).title}"), relation, _short(f"{b} {graph.node(b).title}")]
