@@ -505,3 +505,71 @@ def test_a_line_longer_than_a_chunk_is_cut_by_tokens(line):
     gaps = [text[a:b] for a, b in zip([0] + [e for _, e in spans], [s for s, _ in spans] + [len(text)])]
     assert all(end <= next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))
     assert not "".join(gaps).strip()  # in order, and nothing but blank space left out
+
+
+def test_a_files_head_walks_with_its_best_unit(tmp_path):
+    # invoice.py's head (its imports) scores below report.py's units, which call invoice_total;
+    # walked at head_share of invoice_total's score it comes right after it, when the share
+    # puts it above them (1.0) and not when it does not (0.88 x 0.53 < 0.52)
+    from loom_nb import HashingEmbedder, Loom
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    helpers = "\n\n".join(f'def helper_{k}(value):\n    """Format value number {k}."""\n    return str(value) * {k}\n' for k in range(12))
+    (ws / "invoice.py").write_text(
+        "import logging\nfrom decimal import ROUND_HALF_UP, Decimal\n\nlog = logging.getLogger(__name__)\n\n\n"
+        'def invoice_total(lines):\n    """The invoice total, rounded half up to cents."""\n'
+        "    total = sum(Decimal(str(price)) * qty for price, qty in lines)\n"
+        '    return total.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)\n\n\n' + helpers)
+    (ws / "report.py").write_text("\n\n".join(
+        f'def report_{k}(rows):\n    """Invoice total report {k}: totals rounded to cents."""\n'
+        f"    return [invoice_total(r) for r in rows][:{k}]  # rounds half cents\n" for k in range(12)))
+
+    def loaded(**config):
+        loom = Loom(embedder=HashingEmbedder(), config=LoomConfig(**config))
+        loom.index(ws)
+        result = loom.query("invoice_total rounds half cents wrong", budget=300)
+        return [(loom.node(d.node_id).title, d.reason) for d in result.packed.decisions if d.decision == "loaded"]
+
+    off = loaded(head_files=0)
+    assert [title for title, _ in off] == ["invoice.py:7-10 invoice_total", "report.py:31-33 report_6"]
+    raised = loaded(head_files=2, head_share=1.0)
+    assert [title for title, _ in raised][:2] == ["invoice.py:7-10 invoice_total", "invoice.py (module)"]
+    assert raised[1][1].startswith("the head of its file (imports), walked with ")
+    assert [title for title, _ in loaded(head_files=2, head_share=0.88)] == [title for title, _ in off]
+
+
+def test_raise_file_heads_on_a_worked_example():
+    from types import SimpleNamespace as NS
+
+    from loom_nb.core.pack import raise_file_heads
+
+    # rows 0-2 are a.py (row 2 its head), 3-4 b.py (row 4 its head), 5 c.py's head
+    nodes = {
+        "a1": NS(meta={"kind": "function"}, reference=NS(lines=(10, 20))),
+        "a2": NS(meta={"kind": "function"}, reference=NS(lines=(30, 40))),
+        "a0": NS(meta={"kind": "preamble"}, reference=NS(lines=(1, 8))),
+        "b1": NS(meta={"kind": "class"}, reference=NS(lines=(5, 50))),
+        "b0": NS(meta={"kind": "preamble"}, reference=NS(lines=(1, 4))),
+        "c0": NS(meta={"kind": "preamble"}, reference=NS(lines=(1, 9))),
+    }
+    graph = NS(node=nodes.__getitem__)
+    ranking = NS(node_ids=list(nodes), scores=np.array([0.9, 0.8, 0.2, 0.7, 0.1, 0.6]),
+                 file_index=np.array([0, 0, 0, 1, 1, 2]))
+    rows = np.array([0, 1, 3, 5, 2, 4])  # score order
+    order, raised = raise_file_heads(rows, ranking, graph, files=2, share=0.85)
+    # a0 walks at 0.85 x 0.9 = 0.765 (after a2's 0.8), b0 at 0.85 x 0.7 = 0.595 (after c0's 0.6)
+    assert order.tolist() == [0, 1, 2, 3, 5, 4]
+    assert raised == {2: 0, 4: 3}
+    assert raise_file_heads(rows, ranking, graph, files=1, share=0.85)[1] == {2: 0}  # the first file's only
+    assert raise_file_heads(rows, ranking, graph, files=0, share=0.85)[0].tolist() == rows.tolist()
+    without_b0 = np.array([0, 1, 3, 5, 2])  # b0 below the relevance floor joins the walk all the same
+    assert raise_file_heads(without_b0, ranking, graph, files=2, share=0.85)[0].tolist() == [0, 1, 2, 3, 5, 4]
+    assert raise_file_heads(rows, ranking, graph, files=2, share=0.1)[1] == {}  # 0.09 and 0.07: under their own scores
+
+
+def test_head_settings_are_checked():
+    with pytest.raises(ValueError, match="head_files"):
+        LoomConfig(head_files=-1)
+    with pytest.raises(ValueError, match="head_share"):
+        LoomConfig(head_share=1.5)

@@ -280,7 +280,7 @@ class Packed:
     """
 
     def __init__(self, *, blocks, manifest, context, context_tokens, budget, relevant_count, all_fit,
-                 graph, ranking, visited, skipped_left, lower_bounds, limit_reason, config, filled=0):
+                 graph, ranking, visited, skipped_left, lower_bounds, limit_reason, config, filled=0, relevant=None):
         self.blocks: list[Block] = blocks
         self.manifest: str = manifest
         self.context: str = context
@@ -298,6 +298,8 @@ class Packed:
         self._lower_bounds = lower_bounds
         self._limit_reason = limit_reason
         self._config = config
+        self._relevant = ranking.relevant if relevant is None else relevant
+        """Relevant rows as the walk counted them (a file's raised head is one)."""
         self._decisions: list[NodeDecision] | None = None
         self._semantic_floor = semantic_floor(ranking.signals, config) if len(ranking) else config.relevance_floor
         # what the table shows first, as it was now: a node removed later still reads as it was
@@ -319,7 +321,7 @@ class Packed:
         title, type_, tokens = self._facts.get(i) or self._node_facts(i)
         decision, reason, loaded, chunks = self._visited.get(i, (None, "", 0, []))
         if decision is None:
-            if not r.relevant[i]:
+            if not self._relevant[i]:
                 decision = "excluded"
                 reason = (f"semantic {r.signals[i, 0]:.2f} below the relevance floor {self._semantic_floor:.2f}, "
                           f"terms {r.signals[i, 6]:.2f} below {self._config.lexical_relevance}, file not named or tagged")
@@ -336,7 +338,7 @@ class Packed:
             score=float(r.scores[i]),
             signals={n: float(r.signals[i, k]) for k, n in enumerate(SIGNALS)},
             contributions={n: float(r.contributions[i, k]) for k, n in enumerate(SIGNALS)},
-            relevant=bool(r.relevant[i]),
+            relevant=bool(self._relevant[i]),
             decision=decision,
             reason=reason,
             loaded_tokens=loaded,
@@ -419,6 +421,53 @@ def spread_across_files(rows: np.ndarray, ranking: Ranking, spread: float) -> np
     return rows[np.argsort(-keys, kind="stable")]
 
 
+def file_head(graph: LoomGraph, ranking: Ranking, file_number: int) -> int | None:
+    """The ranking row of the head of a file (its unit at line 1 before any definition:
+    imports, module docstring), or None when it has none."""
+    for row in np.flatnonzero(ranking.file_index == file_number):
+        node = graph.node(ranking.node_ids[row])
+        reference = getattr(node, "reference", None)
+        if node.meta.get("kind") == "preamble" and reference is not None and reference.lines and reference.lines[0] == 1:
+            return int(row)
+    return None
+
+
+def raise_file_heads(rows: np.ndarray, ranking: Ranking, graph: LoomGraph, files: int, share: float) -> tuple[np.ndarray, dict[int, int]]:
+    """``rows`` (the relevant walk) with the head of each of its first ``files`` files walked
+    at ``share`` times the score of the file's first row (at least at its own score), and
+    which row each raised head follows. A head below the relevance floor joins the walk too:
+    an imports block shares few words and little meaning with a question about the code
+    below it, and it is chosen for that code.
+
+    A commit touches a file's imports as often as not, and a unit is read with the names its
+    file imports; measured through the default path on the mined sets (benchmarks/README.md,
+    'A file's head walks with its best unit').
+    """
+    if files <= 0 or ranking.file_index is None or rows.size < 2:
+        return rows, {}
+    raised: dict[int, int] = {}
+    keys: dict[int, float] = {}
+    seen: set[int] = set()
+    for row in rows:
+        number = int(ranking.file_index[row])
+        if number < 0 or number in seen:
+            continue
+        seen.add(number)
+        head = file_head(graph, ranking, number)
+        lifted = share * float(ranking.scores[row])
+        if head is not None and head != row and lifted > float(ranking.scores[head]):
+            raised[head], keys[head] = int(row), lifted
+        if len(seen) >= files:
+            break
+    if not raised:
+        return rows, {}
+    heads = np.fromiter(raised, np.int64, count=len(raised))
+    walk = np.concatenate([rows[~np.isin(rows, heads)], heads])
+    walk_keys = ranking.scores[walk].astype(float)
+    walk_keys[-heads.size:] = [keys[h] for h in raised]
+    return walk[np.argsort(-walk_keys, kind="stable")], raised
+
+
 class Visit(NamedTuple):
     """What the packer did with one node: the decision, why, the tokens it cost, and the
     chunk spans it loaded (for a *chunk* decision)."""
@@ -442,11 +491,15 @@ class _Packer:
         self.graph, self.ranking, self.budget, self.mode = graph, ranking, budget, mode
         self.query_vector, self.config = query_vector, config
         self.ids, self.tokens, order = ranking.node_ids, ranking.tokens, ranking.order
-        self.relevant_order = spread_across_files(order[ranking.relevant[order]], ranking, config.file_spread)
+        spread = spread_across_files(order[ranking.relevant[order]], ranking, config.file_spread)
+        self.relevant_order, self.raised_heads = raise_file_heads(spread, ranking, graph, config.head_files, config.head_share)
+        self.relevant = ranking.relevant.copy()
+        """Relevant rows as this walk counts them: a raised head is, whatever its own score."""
+        self.relevant[list(self.raised_heads)] = True
         self.relevant_count = int(self.relevant_order.size)
         # the walk: relevant nodes first; then, to fill what is left, the others in score order
         fill = config.fill_leftover and mode.item_limit is None and mode.token_cap is None
-        self.walk = np.concatenate([self.relevant_order, order[~ranking.relevant[order]]]) if fill else self.relevant_order
+        self.walk = np.concatenate([self.relevant_order, order[~self.relevant[order]]]) if fill else self.relevant_order
         self.allowance = budget.evidence
         self.limit = mode.item_limit
         self.limit_reason = f"{mode.name.upper()} mode item limit ({self.limit}) reached"
@@ -580,6 +633,9 @@ class _Packer:
                     self.filled += 1
                 else:
                     reason = "all relevant content fits the budget" if self.all_fit else f"score {score:.2f}, fits ({cost} of {left} tokens left)"
+                    if i in self.raised_heads and not self.all_fit:
+                        reason = (f"the head of its file (imports), walked with {self.ids[self.raised_heads[i]]}; "
+                                  f"score {score:.2f}, fits ({cost} of {left} tokens left)")
                 self.add_block(i, node.title, text, "loaded", reason, cost)
             return
         if filling:  # a node that is not relevant is loaded whole or not at all
@@ -706,7 +762,7 @@ class _Packer:
         nodes below the floor loaded to fill the leftover budget (counted apart: they are
         not relevant). A relevant summary loaded in its source's place is in the context as
         its source's block, so it is neither counted nor missing."""
-        relevant = self.ranking.relevant
+        relevant = self.relevant
         in_place = sum(1 for s in self.in_place.values() if relevant[s])
         filler = sum(1 for b in blocks if not relevant[self.block_rows[b.node_id]])
         total = self.relevant_count - in_place
@@ -743,7 +799,7 @@ class _Packer:
             blocks=blocks, manifest=manifest, context=context, context_tokens=context_tokens, budget=self.budget,
             relevant_count=relevant_count, all_fit=self.all_fit, graph=self.graph, ranking=self.ranking,
             visited=self.visited, skipped_left=self.skipped_left, lower_bounds=self.lower, limit_reason=self.limit_reason,
-            config=self.config, filled=filler,
+            config=self.config, filled=filler, relevant=self.relevant,
         )
 
 

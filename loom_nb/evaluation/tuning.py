@@ -55,6 +55,8 @@ DEFAULT_SPACE: dict[str, tuple] = {
     "relevance_margin": (None, 0.1, 0.2, 0.3),
     "named_code_semantic": (0.25, 0.5, 0.75, 1.0),
     "file_spread": (0.99, 0.995, 1.0),
+    "head_files": (0, 1, 2, 3),
+    "head_share": (0.85, 0.88, 0.9),
     "bare_below": (0.0, 0.2, 0.3),
     "fast_below": (0.0, 0.3, 0.45, 0.6),
     "bare_item_limit": (None, 3, 8),
@@ -71,7 +73,8 @@ holds the seed value (:data:`~loom_nb.core.config.SEED_VALUES`). The semantic we
 never goes to 0: mined cases are code with identifiers to match, but notes and chat turns
 have none, and there the vectors are the only signal. ``named_code_semantic`` lowers it only
 for messages that name code (seed value 1: no difference); ``question_density`` raises the
-density weight for a question on its own or a follow-up (seed value 0: no difference)."""
+density weight for a question on its own or a follow-up (seed value 0: no difference);
+``head_files`` 0 walks the files' heads at their own scores (no difference)."""
 
 METRICS: tuple[str, ...] = ("line_recall", "file_recall", "recall", "precision")
 """What a search can maximise: the recall and precision columns of
