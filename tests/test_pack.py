@@ -537,6 +537,14 @@ def test_a_files_head_walks_with_its_best_unit(tmp_path):
     assert [title for title, _ in raised][:2] == ["invoice.py:7-10 invoice_total", "invoice.py (module)"]
     assert raised[1][1].startswith("the head of its file (imports), walked with ")
     assert [title for title, _ in loaded(head_files=2, head_share=0.88)] == [title for title, _ in off]
+    # at 150 tokens invoice_total does not fit and its head does: the reason says so
+    loom = Loom(embedder=HashingEmbedder(), config=LoomConfig(head_files=2, head_share=1.0))
+    loom.index(ws)
+    small = loom.query("invoice_total rounds half cents wrong", budget=150)
+    total, head = (next(d for d in small.packed.decisions if loom.node(d.node_id).title == title)
+                   for title in ("invoice.py:7-10 invoice_total", "invoice.py (module)"))
+    assert (total.decision, head.decision) == ("manifest_only", "loaded")
+    assert head.reason.startswith(f"the head of its file (imports), walked with {total.node_id}, which did not fit; ")
 
 
 def test_raise_file_heads_on_a_worked_example():

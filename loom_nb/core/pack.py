@@ -634,8 +634,9 @@ class _Packer:
                 else:
                     reason = "all relevant content fits the budget" if self.all_fit else f"score {score:.2f}, fits ({cost} of {left} tokens left)"
                     if i in self.raised_heads and not self.all_fit:
-                        reason = (f"the head of its file (imports), walked with {self.ids[self.raised_heads[i]]}; "
-                                  f"score {score:.2f}, fits ({cost} of {left} tokens left)")
+                        unit = self.ids[self.raised_heads[i]]
+                        unit += "" if unit in self.covered else ", which did not fit"
+                        reason = f"the head of its file (imports), walked with {unit}; score {score:.2f}, fits ({cost} of {left} tokens left)"
                 self.add_block(i, node.title, text, "loaded", reason, cost)
             return
         if filling:  # a node that is not relevant is loaded whole or not at all
