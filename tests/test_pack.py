@@ -574,6 +574,8 @@ def test_raise_file_heads_on_a_worked_example():
     without_b0 = np.array([0, 1, 3, 5, 2])  # b0 below the relevance floor joins the walk all the same
     assert raise_file_heads(without_b0, ranking, graph, files=2, share=0.85)[0].tolist() == [0, 1, 2, 3, 5, 4]
     assert raise_file_heads(rows, ranking, graph, files=2, share=0.1)[1] == {}  # 0.09 and 0.07: under their own scores
+    only_a1 = raise_file_heads(np.array([0]), ranking, graph, files=2, share=0.85)  # one relevant unit still brings its head
+    assert only_a1[0].tolist() == [0, 2] and only_a1[1] == {2: 0}
 
 
 def test_head_settings_are_checked():

@@ -443,10 +443,9 @@ def raise_file_heads(rows: np.ndarray, ranking: Ranking, graph: LoomGraph, files
     file imports; measured through the default path on the mined sets (benchmarks/README.md,
     'A file's head walks with its best unit').
     """
-    if files <= 0 or ranking.file_index is None or rows.size < 2:
+    if files <= 0 or ranking.file_index is None or rows.size == 0:
         return rows, {}
     raised: dict[int, int] = {}
-    keys: dict[int, float] = {}
     seen: set[int] = set()
     for row in rows:
         number = int(ranking.file_index[row])
@@ -454,9 +453,8 @@ def raise_file_heads(rows: np.ndarray, ranking: Ranking, graph: LoomGraph, files
             continue
         seen.add(number)
         head = file_head(graph, ranking, number)
-        lifted = share * float(ranking.scores[row])
-        if head is not None and head != row and lifted > float(ranking.scores[head]):
-            raised[head], keys[head] = int(row), lifted
+        if head is not None and head != row and share * ranking.scores[row] > ranking.scores[head]:
+            raised[head] = int(row)
         if len(seen) >= files:
             break
     if not raised:
@@ -464,7 +462,7 @@ def raise_file_heads(rows: np.ndarray, ranking: Ranking, graph: LoomGraph, files
     heads = np.fromiter(raised, np.int64, count=len(raised))
     walk = np.concatenate([rows[~np.isin(rows, heads)], heads])
     walk_keys = ranking.scores[walk].astype(float)
-    walk_keys[-heads.size:] = [keys[h] for h in raised]
+    walk_keys[-heads.size:] = share * ranking.scores[list(raised.values())]
     return walk[np.argsort(-walk_keys, kind="stable")], raised
 
 
