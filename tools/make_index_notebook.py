@@ -133,6 +133,38 @@ cells = [
         "assert hit.rows(1)[0].title.startswith('axum/src/serve/mod.rs')"
     ),
     new_markdown_cell(
+        "A file's **head** (its unit at line 1: imports, module docstring) shares few words with a question\n"
+        "about the code below it, yet a change to that code touches its imports as often as not. The packer\n"
+        "walks the head of each of the two best files at 0.88 of its file's best score (`head_files`,\n"
+        "`head_share`), and its reason says which unit it came with. Below, `invoice.py`'s imports go in before\n"
+        "`receipt_total`, which scores higher."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "books_root = Path(tempfile.mkdtemp())\n"
+        "for path, text in {\n"
+        "    'ledger/invoice.py': 'import logging\\nfrom decimal import ROUND_HALF_UP, Decimal\\n\\nlog = logging.getLogger(__name__)\\n\\n\\n'\n"
+        "                  'def invoice_total(lines):\\n    \"\"\"The amount due on an invoice, rounded half up to cents.\"\"\"\\n'\n"
+        "                  '    total = sum(Decimal(str(price)) * qty for price, qty in lines)\\n'\n"
+        "                  '    return total.quantize(Decimal(\"0.01\"), rounding=ROUND_HALF_UP)\\n\\n\\n'\n"
+        "                  'def invoice_number(year, serial):\\n    \"\"\"The printed number of an invoice.\"\"\"\\n    return f\"{year}-{serial:05d}\"\\n',\n"
+        "    'ledger/receipt.py': 'def receipt_total(items):\\n    \"\"\"What a receipt adds up to, rounded to cents.\"\"\"\\n    return round(sum(items), 2)\\n',\n"
+        "    'ledger/refund.py': 'def refund_total(lines):\\n    \"\"\"The amount refunded for the returned lines of an invoice.\"\"\"\\n'\n"
+        "                 '    return -sum(line.price for line in lines)\\n',\n"
+        "}.items():\n"
+        "    (books_root / path).parent.mkdir(parents=True, exist_ok=True)\n"
+        "    (books_root / path).write_text(text)\n"
+        "books = Loom()\n"
+        "books.index(books_root, progress=False)\n"
+        "fix = books.query('invoice_total rounds half cents the wrong way', budget=250)\n"
+        "for d in fix.packed.decisions[:3]:\n"
+        "    print(f'{d.score:.2f} {d.decision:13s} {d.title} | {d.reason.split(\";\")[0]}')\n"
+        "head = next(d for d in fix.packed.decisions if d.title == 'ledger/invoice.py (module)')\n"
+        "receipt = next(d for d in fix.packed.decisions if d.title.startswith('ledger/receipt.py'))\n"
+        "assert head.decision == 'loaded' and head.reason.startswith('the head of its file')\n"
+        "assert receipt.score > head.score and receipt.decision == 'manifest_only'"
+    ),
+    new_markdown_cell(
         "## Structure\n\n"
         "Imports and calls become edges between nodes. A call joins the definition the language would bind:\n"
         "the one in the caller's own file, else in a file it imports (in Go, its own package's folder, else an\n"
