@@ -264,9 +264,10 @@ def test_a_relevant_summary_loaded_in_its_sources_place_is_not_counted_as_missin
 
 def test_large_node_without_summary_loads_its_best_chunks():
     g = large_graph(summary=False, chunks=True)
-    # n1 whole (242) is over half of 300; one ~63-token chunk fits the 150-token share, and
-    # with the budget n2 leaves, the second pass takes one more
-    packed = run(g, manifest_fixed_tokens() + 300)
+    # n1 whole (226 with its frame) is over half of 290 and does not fit beside n2 (70); one
+    # ~63-token chunk fits the 145-token share, and with the budget n2 leaves, the second pass
+    # takes one more
+    packed = run(g, manifest_fixed_tokens() + 290)
     row = next(r for r in packed.decisions if r.node_id == "n1")
     assert row.decision == "chunk"
     assert row.chunks == g.node("n1").chunks[:2]  # the chunk that points at the query, then the next best
@@ -294,7 +295,7 @@ def test_a_second_query_chooses_chunks_without_tokenising_or_analysing_them(monk
     monkeypatch.setattr(chunks, "terms", analysing)
     monkeypatch.setattr(chunks, "_FACTS", BoundedLRU(16))
     g = large_graph(summary=False, chunks=True)
-    q, budget = np.array(unit(0)), explicit_budget(manifest_fixed_tokens() + 300, MODES["fused"])
+    q, budget = np.array(unit(0)), explicit_budget(manifest_fixed_tokens() + 290, MODES["fused"])
 
     def ask():
         ranking = rank(g, q, query="where is the answer?")
@@ -315,7 +316,7 @@ def test_large_node_with_no_summary_or_chunks_stays_in_the_manifest():
     # the seed's weights rank the large n1 first (the tuned ones prefer the small n2, and n1
     # would then be left out for want of room, which is not what this test is about)
     g.config = g.config.with_(weights=seed_config().weights)
-    packed = run(g, manifest_fixed_tokens() + 300)
+    packed = run(g, manifest_fixed_tokens() + 290)
     row = next(r for r in packed.decisions if r.node_id == "n1")
     assert row.decision == "manifest_only"
     assert row.reason.endswith("; no summary; no chunks")
@@ -323,16 +324,16 @@ def test_large_node_with_no_summary_or_chunks_stays_in_the_manifest():
 
 
 def test_a_large_node_left_out_says_what_kept_its_chunks_out():
-    # n1 whole costs 230, its cheapest chunk with its frame 115; n2 loads first (74)
+    # n1 whole costs 226, its cheapest chunk with its frame 111; n2 loads first (70)
     g = large_graph(summary=False, chunks=True)
-    row = run(g, manifest_fixed_tokens() + 140).decision_of("n1")
+    row = run(g, manifest_fixed_tokens() + 136).decision_of("n1")
     assert row.decision == "manifest_only"
     assert re.fullmatch(r"needs \d+ tokens, 66 left; no summary; its cheapest chunk needs \d+ tokens, more than the 66 left",
                         row.reason), row.reason
 
 
 def test_what_the_share_cap_kept_out_takes_the_budget_nothing_else_wanted():
-    # 126 left after n2: n1's cheapest chunk (115) is over its 50% share (100), not what is left
+    # 130 left after n2: n1's cheapest chunk (111) is over its 50% share (100), not what is left
     g = large_graph(summary=False, chunks=True)
     budget = manifest_fixed_tokens() + 200
     packed = run(g, budget)
@@ -420,7 +421,7 @@ def test_a_node_id_cannot_forge_manifest_lines_or_block_markers():
     packed = run(g, 1000)
     manifest_nodes = [l for l in packed.manifest.splitlines() if l.startswith("[Node")]
     assert len(manifest_nodes) == 1 and manifest_nodes[0].count("|") == 2
-    assert packed.context.count("--- [") == 1 and packed.context.count("--- end [") == 1
+    assert packed.context.count("--- [") == 1 and packed.context.count("--- end ---") == 1
 
 
 def test_a_label_is_said_once_in_the_manifest_and_blocks_carry_only_their_id():
@@ -433,7 +434,7 @@ def test_a_label_is_said_once_in_the_manifest_and_blocks_carry_only_their_id():
     manifest_line = next(l for l in packed.manifest.splitlines() if l.startswith("[Node n1:"))
     assert title in manifest_line
     evidence = packed.context.split(EVIDENCE_PREAMBLE)[1]
-    assert f"--- [n1] ---\n{packed.blocks[0].text}\n--- end [n1] ---" in evidence
+    assert f"--- [n1] ---\n{packed.blocks[0].text}\n--- end ---" in evidence
     assert title not in evidence
 
 

@@ -204,7 +204,7 @@ def test_callback_through_the_tool_serves_an_offered_node_and_stops_at_the_limit
     tool_messages = [m for m in requests[1]["messages"] if m["role"] == "tool"]
     assert len(tool_messages) == 1 and tool_messages[0]["content"].startswith(f"--- [{big}]")
     header = tool_messages[0]["content"].splitlines()[0]  # the title cannot open a line or a block of its own
-    assert "|" not in header and header.count("[") == 1 and tool_messages[0]["content"].count("--- end [") == 1
+    assert "|" not in header and header.count("[") == 1 and tool_messages[0]["content"].count("--- end ---") == 1
     assert "already given" in [m for m in requests[2]["messages"] if m["role"] == "tool"][-1]["content"]
     # what was served fits one allowance per turn: half the output reservation
     assert 0 < sum(c["tokens"] for c in turn.callbacks) <= turn.zones["reserved output"] // 2

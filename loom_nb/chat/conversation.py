@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from ..core.errors import LoomError
 from ..core.pack import one_line
+from ..core.prompt import BLOCK_END
 from ..core.prompt_safety import escape_evidence
 from ..core.secrets import mask_secrets
 from ..core.tokens import count_tokens, truncate_to_tokens
@@ -254,7 +255,7 @@ class Conversation:
         if not query.strip():
             return "search_context needs a query.", "refused: empty query", 0
         head = f"--- [search: {one_line(query)[:120]}] ---\n"
-        tail = "\n--- end [search] ---"
+        tail = f"\n{BLOCK_END}"
         room = cap - count_tokens(head + tail) - 16
         if room < 64:
             return "search_context does not fit: the callback allowance of this turn is spent.", "refused: allowance spent", 0
@@ -284,7 +285,7 @@ class Conversation:
         if node_id not in available:
             return (f"[{node_id}] is not in the 'Available on request' list (or was already given).",
                     "refused: not offered", 0)
-        frame = f"--- [{node_id}]  () ---\n\n--- end [{node_id}] ---"
+        frame = f"--- [{node_id}]  () ---\n\n{BLOCK_END}"
         if cap - count_tokens(frame) < 32:
             return f"[{node_id}] does not fit: the callback allowance of this turn is spent.", "refused: allowance spent", 0
         try:
@@ -295,7 +296,7 @@ class Conversation:
         status = "loaded"
         marker = one_line(node_id)  # like the manifest: an id or title cannot forge a line
         head = f"--- [{marker}] {one_line(node.title)} ({node.type}) ---\n"
-        tail = f"\n--- end [{marker}] ---"
+        tail = f"\n{BLOCK_END}"
         cap -= count_tokens(head + tail) + 16  # the frame and the cut note come out of the cap
         if node.tokens > cap:  # the top of the node, ending on a whole line when one is near
             cut = truncate_to_tokens(text, max(cap, 0))

@@ -1,7 +1,7 @@
 """What the model reads: manifest lines, evidence blocks, the context they make, and the chat
 messages around it (a follow-up's history among them), as messages and as one text. One label
 per block, said once on its manifest line; the block carries only its id
-(``--- [n12] --- … --- end [n12] ---``), and evidence is escaped so that no body line reads as
+(``--- [n12] --- … --- end ---``), and evidence is escaped so that no body line reads as
 structure.
 """
 
@@ -49,13 +49,20 @@ def one_line(text: str) -> str:
     return escape_path(" ".join(text.replace("[", "(").replace("]", ")").replace("|", "/").split()))
 
 
+BLOCK_END = "--- end ---"
+"""The line that closes an evidence block (and a node a chat callback serves). It does not
+repeat the id: no body line can read as it (:func:`~loom_nb.core.prompt_safety.escape_evidence`),
+so the id said it again for nothing, at 5 tokens a block; an 8k context holds about 35
+blocks, and their frames (manifest line, markers) took a quarter of it (benchmarks/README.md,
+"What a block's frame costs")."""
+
+
 def _render_block(node_id: str, text: str) -> str:
     """One evidence block. Every body (whole, summary or chunks) is rendered here, and any
     of its lines that reads as a block marker, a manifest line or the question is escaped
     (:func:`~loom_nb.core.prompt_safety.escape_evidence`): a body cannot end its block early
     or add blocks, manifest lines or a question of its own."""
-    marker = one_line(node_id)
-    return f"--- [{marker}] ---\n{escape_evidence(text)}\n--- end [{marker}] ---"
+    return f"--- [{one_line(node_id)}] ---\n{escape_evidence(text)}\n{BLOCK_END}"
 
 
 EVIDENCE_PREAMBLE = (
