@@ -378,7 +378,11 @@ class Packed:
         # loaded, kept out by the caller, or stale (its file changed: it cannot be served)
         placed = [i for i, seen in self._visited.items() if seen[0] != "manifest_only" or seen[1].startswith(("stale", SAME_TEXT))]
         waiting[placed] = False
-        return bool((self._lower_bounds[waiting] <= left).any())
+        for i in np.flatnonzero(waiting & (self._lower_bounds <= left)):  # the bound says maybe: a node
+            node = self._graph.node(self._ranking.node_ids[i])  # that is not large has one form, whole
+            if node.tokens > self._config.large_node_tokens or _whole_cost(self._graph, node, float(self._ranking.scores[i])) <= left:
+                return True
+        return False
 
     @property
     def stale(self) -> list[str]:
@@ -550,9 +554,7 @@ class _Packer:
         return _block_frame_tokens(node_id) + count_tokens(_manifest_line(node_id, label, score, source)) + 3
 
     def cost_whole(self, i: int) -> int:
-        node = self.graph.node(self.ids[i])
-        source = _said_source(node.type, self.graph.masked(node.id))  # room for "N secrets masked" when known
-        return node.tokens + self.frame_cost(node.id, node.title, source, float(self.ranking.scores[i]))
+        return _whole_cost(self.graph, self.graph.node(self.ids[i]), float(self.ranking.scores[i]))
 
     def add_block(self, i: int, label: str, text: str, decision: str, reason: str, cost: int, spans=()) -> None:
         node = self.graph.node(self.ids[i])
@@ -836,6 +838,13 @@ def pack(
 
 
 _MIN_FRAME: int | None = None
+
+
+def _whole_cost(graph: LoomGraph, node, score: float) -> int:
+    """Tokens a node costs loaded whole: its text and its frame, with room for "N secrets
+    masked" on its manifest line when it has any."""
+    source = _said_source(node.type, graph.masked(node.id))
+    return node.tokens + _Packer.frame_cost(node.id, node.title, source, score)
 
 
 @lru_cache(maxsize=65536)
