@@ -42,8 +42,12 @@ def click_node(page, node_id, until: str | None = None):
     Each attempt first moves the pointer off the canvas (a node's tooltip, drawn above the
     pointer, cannot cover the next click) and centres the view on the node at scale 1, so the
     node is large on screen and a view still being fitted cannot move it from under the click.
-    A final miss reports what was under the pointer."""
+    A final miss reports what was under the pointer and which of vis-network's pointer events
+    the page saw (a click that reads as a long press fires ``hold``, not ``click``)."""
     seen = []
+    page.evaluate("window.loomEventsSeen = window.loomEventsSeen || (function () { var seen = [];"
+                  " ['click', 'doubleClick', 'hold', 'release'].forEach(function (kind) {"
+                  " network.on(kind, function (p) { seen.push(kind + ':' + p.nodes.join(',')); }); }); return seen; })()")
     for attempt in range(3):
         page.mouse.move(1, 1)
         page.evaluate(f"network.moveTo({{position: network.getPositions(['{node_id}'])['{node_id}'], scale: 1, animation: false}})")
@@ -59,7 +63,8 @@ def click_node(page, node_id, until: str | None = None):
         except Exception:
             seen.append(page.evaluate(
                 f"[network.getNodeAt({{x: {at['x']}, y: {at['y']}}}) || null, document.elementFromPoint({x}, {y}).tagName]"))
-    raise AssertionError(f"three clicks on {node_id} did not make {until!r} true; under the pointer: {seen}")
+    events = page.evaluate("window.loomEventsSeen")
+    raise AssertionError(f"three clicks on {node_id} did not make {until!r} true; under the pointer: {seen}; events: {events}")
 
 
 def uncovered(page, candidates):
