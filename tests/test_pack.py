@@ -582,5 +582,9 @@ def test_raise_file_heads_on_a_worked_example():
 def test_head_settings_are_checked():
     with pytest.raises(ValueError, match="head_files"):
         LoomConfig(head_files=-1)
+    for not_a_count in (1.5, True):
+        with pytest.raises(ValueError, match="head_files"):
+            LoomConfig(head_files=not_a_count)
+    assert seed_config().head_files == 0  # before tuning, heads walk at their own scores
     with pytest.raises(ValueError, match="head_share"):
         LoomConfig(head_share=1.5)

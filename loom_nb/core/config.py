@@ -358,7 +358,8 @@ class LoomConfig:
             raise ValueError(f"question_density must be a number in [0, 1], got {self.question_density!r}")
         if not 0.0 <= self.named_code_semantic <= 1.0:
             raise ValueError(f"named_code_semantic must be in [0, 1], got {self.named_code_semantic!r}")
-        if self.head_files < 0 or not 0.0 <= self.head_share <= 1.0:
+        if isinstance(self.head_files, bool) or not isinstance(self.head_files, int) or self.head_files < 0 \
+                or not 0.0 <= self.head_share <= 1.0:
             raise ValueError(f"head_files must be >= 0 and head_share in [0, 1], got {self.head_files!r}, {self.head_share!r}")
         if not 0.0 < self.file_spread <= 1.0:
             raise ValueError(f"file_spread must be in (0, 1], got {self.file_spread!r}")
@@ -438,6 +439,7 @@ SEED_VALUES: dict[str, Any] = {
     "weights.tagged": 0.5, "weights.git_dirty": 0.05, "weights.file": 0.0,
     "relevance_floor": 0.2, "lexical_relevance": 0.5, "lexical_anchor": 1.01,
     "max_whole_share": 0.5, "large_node_tokens": 1200, "question_density": 0.0, "concept_relevance": 0.3,
+    "head_files": 0,
 }
 """The starting values before any tuning: seed 000's High / Medium / Low grading written as
 numbers, seed 004's lexical weights, and the first thresholds. Kept so a tuning run can
