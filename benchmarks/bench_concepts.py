@@ -72,6 +72,12 @@ def measure(name: str, loom: Loom) -> dict:
             "names": [graph.node(c).name for c in graph.concept_vectors.ids[:8]]}
 
 
+def _cell(value: float | None, spec: str) -> str:
+    """A figure for the table; ``as_dict`` gives None where there is no pair to measure
+    (a layer of one-member concepts has no within-concept cosine)."""
+    return "–" if value is None else format(value, spec)
+
+
 def indexed(path: Path, work: Path) -> Loom:
     folder = work / path.name
     loom = Loom.open(folder, embedder=MiniLMEmbedder(), workspace=path)
@@ -95,7 +101,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     for r in results:
         for layer, q in r["layers"].items():
             body.append([r["graph"], layer, q["content"], q["concepts"], f"{q['per_thousand']:.0f}", f"{q['median_size']:g}",
-                         q["largest"], f"{q['within']:.3f}", f"{q['between']:.3f}", f"{q['separation']:+.3f}", q["seconds"]])
+                         q["largest"], _cell(q["within"], ".3f"), _cell(q["between"], ".3f"), _cell(q["separation"], "+.3f"),
+                         q["seconds"]])
     table("Concept layers: threshold linking against the rebuild", head, body)
     for r in results:
         print(f"{r['graph']} ({r['embedder']}): after the rebuild, 80 % of nodes reach {r['calibration']:.3f} to their concept; "
