@@ -123,6 +123,10 @@ class _PathTable:
         self.basenames = np.array(names, dtype=str)
         self.stems = np.array([b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in names], dtype=str)
         self.has_extension = self.stems != self.basenames
+        # a snake_case or kebab-case stem without its separators: what a CamelCase name of the
+        # same words reads as, lower-cased (typed_path.rs is TypedPath's file); "" when it has none
+        joined = np.char.replace(np.char.replace(self.stems, "_", ""), "-", "") if self.stems.size else self.stems
+        self.joined_stems = np.where(joined != self.stems, joined, "").astype(str)
         self.folders = np.array([p.rsplit("/", 2)[-2] if p.count("/") else "" for p in self.unique.tolist()], dtype=str)
         # each unique file's role (code into ROLES; 0 without a path), read once for the
         # shared-name test below and for roles()
@@ -132,8 +136,8 @@ class _PathTable:
         role_prefix = np.char.add(self.role_codes.astype(str), "/")
         self.basename_shared = _shared_by_more(np.char.add(role_prefix, self.basenames), MAX_FILES_PER_NAME)
         self.stem_shared = _shared_by_more(np.char.add(role_prefix, self.stems), MAX_FILES_PER_NAME)
-        for array in (self.unique, self.inverse, self.has, self.basenames, self.stems, self.has_extension, self.folders,
-                      self.role_codes, self.basename_shared, self.stem_shared):
+        for array in (self.unique, self.inverse, self.has, self.basenames, self.stems, self.joined_stems, self.has_extension,
+                      self.folders, self.role_codes, self.basename_shared, self.stem_shared):
             array.setflags(write=False)  # shared by every query on the column
         self._roles: np.ndarray | None = None
         self._module_tails: dict[str, list[int]] | None = None
@@ -250,6 +254,20 @@ def _uninflected(word: str) -> set[str]:
     return bases
 
 
+_CAMEL_NAME = re.compile(r"\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")
+
+
+def _camel_names(text: str) -> set[str]:
+    """The CamelCase names of a text, lower-cased: ``TypedPath`` names the stem
+    ``typed_path`` as surely as the word *typed_path* would (Rust and Python name a type's
+    file in snake case). Two humps at least, each a capital then small letters.
+
+    >>> sorted(_camel_names("add validations to the TypedPath macro, see parseUrl and HTTP"))
+    ['parseurl', 'typedpath']
+    """
+    return {name.lower() for name in _CAMEL_NAME.findall(text)}
+
+
 def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     """How explicitly the query names each row's file: 1.0 path, 0.7 basename, 0.4 stem, else 0.
 
@@ -269,6 +287,8 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
       or as the gerund of the message ("ranking", see :func:`_uninflected`), and has at
       least :data:`MIN_STEM_CHARS` characters. A basename without an extension
       (``Makefile``) is only a stem, so 'run' in "how do I run it" does not name ``bin/run``.
+      A CamelCase name of the message names the snake_case or kebab-case stem of its words
+      (``TypedPath`` names ``typed_path.rs``; see :func:`_camel_names`).
     * A basename or stem more than :data:`MAX_FILES_PER_NAME` files of one role have names
       none of them (a hundred test roots each with a ``conf.py``); the file's folder may still
       count.
@@ -298,6 +318,8 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     array([0.7, 0.4, 0. ])
     >>> path_mentions("fix(axum-extra, middleware/static): a fix", ["axum-extra/src/lib.rs", "middleware/static.go"])
     array([0.25, 0.7 ])
+    >>> path_mentions("validate TypedPath in the macro", ["axum-macros/src/typed_path.rs", "axum-macros/src/lib.rs"])
+    array([0.4, 0. ])
     """
     table = _table(paths)
     unique, inverse, has = table.unique, table.inverse, table.has
@@ -317,6 +339,7 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     basenames, stems, has_extension, folders = table.basenames, table.stems, table.has_extension, table.folders
     suffix_array = np.array(sorted(suffixes), dtype=str)
     word_array = np.array(sorted(words), dtype=str)
+    camel_array = np.array(sorted(_camel_names(message_part(query))), dtype=str)
     value = np.where(
         np.isin(unique, suffix_array),
         PATH_SCORE,
@@ -324,7 +347,8 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
             has_extension & ~table.basename_shared & np.isin(basenames, suffix_array),
             BASENAME_SCORE,
             np.where(
-                (np.char.str_len(stems) >= MIN_STEM_CHARS) & ~table.stem_shared & np.isin(stems, word_array),
+                (np.char.str_len(stems) >= MIN_STEM_CHARS) & ~table.stem_shared
+                & (np.isin(stems, word_array) | (np.isin(table.joined_stems, camel_array) & (table.joined_stems != ""))),
                 STEM_SCORE,
                 np.where((np.char.str_len(folders) >= MIN_STEM_CHARS) & np.isin(folders, word_array), FOLDER_SCORE, 0.0),
             ),
