@@ -348,7 +348,7 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
             BASENAME_SCORE,
             np.where(
                 (np.char.str_len(stems) >= MIN_STEM_CHARS) & ~table.stem_shared
-                & (np.isin(stems, word_array) | (np.isin(table.joined_stems, camel_array) & (table.joined_stems != ""))),
+                & (np.isin(stems, word_array) | np.isin(table.joined_stems, camel_array)),  # a camel name is never ""
                 STEM_SCORE,
                 np.where((np.char.str_len(folders) >= MIN_STEM_CHARS) & np.isin(folders, word_array), FOLDER_SCORE, 0.0),
             ),
