@@ -326,6 +326,7 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     if unique.size == 0:
         return np.zeros(has.size)
     lowered = query.lower().replace("\\", "/")
+    own = message_part(query)  # the message, without a follow-up's previous exchange
     tokens = {t.rstrip(".") for t in re.findall(r"[\w./-]+", lowered)}
     suffixes: set[str] = set()
     for token in tokens:
@@ -335,11 +336,11 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     words = set(re.findall(r"\w+", lowered)) | set(re.findall(r"[\w-]+", lowered))
     # gerunds of the message itself ("ranking" names rank.py); not of a previous exchange
     # glued after it, which talks about modules a follow-up may not be asking for
-    words |= {base for word in re.findall(r"\w+", message_part(lowered)) for base in _uninflected(word)}
+    words |= {base for word in re.findall(r"\w+", own.lower()) for base in _uninflected(word)}
     basenames, stems, has_extension, folders = table.basenames, table.stems, table.has_extension, table.folders
     suffix_array = np.array(sorted(suffixes), dtype=str)
     word_array = np.array(sorted(words), dtype=str)
-    camel_array = np.array(sorted(_camel_names(message_part(query))), dtype=str)
+    camel_array = np.array(sorted(_camel_names(own)), dtype=str)
     value = np.where(
         np.isin(unique, suffix_array),
         PATH_SCORE,
@@ -358,7 +359,7 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
         files = table.module_tails.get(module, [])  # unless, as a shared basename, many files have it
         if len(files) <= MAX_FILES_PER_NAME:
             value[files] = PATH_SCORE
-    for scope in commit_scopes(message_part(query)):
+    for scope in commit_scopes(own):
         value = np.maximum(value, _scope_mentions(table, scope))
     return np.where(has, value[inverse], 0.0)
 
