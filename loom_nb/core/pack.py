@@ -548,11 +548,6 @@ class _Packer:
         # the bound says maybe: check exactly (few nodes, since they all fit)
         return fits and sum(self.cost_whole(int(i)) for i in self.relevant_order) <= self.allowance
 
-    @staticmethod
-    def frame_cost(node_id: str, label: str, source: str, score: float) -> int:
-        """Tokens a block costs beyond its body: delimiters, manifest line, separators."""
-        return _block_frame_tokens(node_id) + count_tokens(_manifest_line(node_id, label, score, source)) + 3
-
     def cost_whole(self, i: int) -> int:
         return _whole_cost(self.graph, self.graph.node(self.ids[i]), float(self.ranking.scores[i]))
 
@@ -589,7 +584,7 @@ class _Packer:
     def load_as_twin(self, i: int, node, twin: str, score: float) -> None:
         """Load ``node``, whose text is ``twin``'s (loaded above), as a one-line reference to it."""
         text = _twin_text(twin)
-        cost = self.frame_cost(node.id, node.title, node.type, score) + count_tokens(text)
+        cost = _frame_cost(node.id, node.title, node.type, score) + count_tokens(text)
         left = self.allowance - self.used
         if cost > left or (self.limit is not None and len(self.blocks) >= self.limit):
             self.visited[i] = Visit("manifest_only", f"{SAME_TEXT} {twin}, loaded; a reference to it needs {cost} tokens, {left} left")
@@ -669,7 +664,7 @@ class _Packer:
             return False
         summary = self.graph.node(summary_id)
         label = f"{node.title} (summary)"
-        cost = summary.tokens + self.frame_cost(node.id, label, node.type, score)
+        cost = summary.tokens + _frame_cost(node.id, label, node.type, score)
         text = self.fresh_text(i, summary_id) if cost <= self.allowance - self.used else None
         if text is None:
             why.append(f"its summary {summary_id} needs {cost} tokens" if cost > self.allowance - self.used
@@ -690,7 +685,7 @@ class _Packer:
             why.append("no chunks")
             return False
         longest = f"{node.title} ({len(node.chunks)} of {len(node.chunks)} chunks)"
-        frame = self.frame_cost(node.id, longest, node.type, score)
+        frame = _frame_cost(node.id, longest, node.type, score)
         left, share = self.allowance - self.used, int(self.config.max_whole_share * self.allowance)
         share = left if second_pass else share
         text = self.fresh_text(i, node.id)
@@ -840,11 +835,16 @@ def pack(
 _MIN_FRAME: int | None = None
 
 
+def _frame_cost(node_id: str, label: str, source: str, score: float) -> int:
+    """Tokens a block costs beyond its body: delimiters, manifest line, separators."""
+    return _block_frame_tokens(node_id) + count_tokens(_manifest_line(node_id, label, score, source)) + 3
+
+
 def _whole_cost(graph: LoomGraph, node, score: float) -> int:
     """Tokens a node costs loaded whole: its text and its frame, with room for "N secrets
     masked" on its manifest line when it has any."""
     source = _said_source(node.type, graph.masked(node.id))
-    return node.tokens + _Packer.frame_cost(node.id, node.title, source, score)
+    return node.tokens + _frame_cost(node.id, node.title, source, score)
 
 
 @lru_cache(maxsize=65536)
