@@ -132,7 +132,7 @@ def cmd_query(args) -> int:
 def cmd_index(args) -> int:
     from .index import WalkLimits
 
-    limits = WalkLimits(max_file_bytes=args.max_file_bytes, max_files=args.max_files)
+    limits = WalkLimits(max_file_bytes=args.max_file_bytes, max_files=args.max_files, include_translations=args.translations)
     with _editing(args, create=True) as loom:
         report = loom.index(args.path, limits=limits, extra_ignores=args.ignore or (), wait=True)  # the process saves, then exits
     print(report)
@@ -517,6 +517,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-files", type=int, default=20_000,
                    help="index at most this many files; the rest are counted as skipped (default 20,000)")
     p.add_argument("--ignore", action="append", help="a gitignore-style pattern (repeatable)")
+    p.add_argument("--translations", action="store_true",
+                   help="index gettext catalogues (*.po, *.pot) too; left out by default, as the code holds their strings")
     p.add_argument("--report-secrets", action="store_true",
                    help="list the credentials found in the workspace (path and line, never the value)")
     p.set_defaults(func=cmd_index)

@@ -499,6 +499,40 @@ def test_images_and_fonts_stored_as_text_are_skipped(tmp_path: Path):
     assert got["tests/baseline_images/test_axes/hist.svg"] == got["docs/figure.EPS"] == got["fonts/afm/cmr10.afm"] == "image, page or font"
 
 
+PO_ENTRY = '#: sphinx/builders/html.py:120\nmsgid "Index"\nmsgstr "Índice"\n'
+
+
+def test_translation_catalogues_are_left_out_unless_asked_for(tmp_path: Path):
+    """gettext catalogues restate the program's strings once per language (sphinx: a third of its
+    units); they are skipped with their own reason, and ``include_translations`` keeps them."""
+    make(tmp_path, {
+        "sphinx/builders/html.py": 'LABEL = _("Index")\n',
+        "sphinx/locale/es/LC_MESSAGES/sphinx.po": PO_ENTRY,
+        "sphinx/locale/sphinx.pot": PO_ENTRY.replace("Índice", ""),
+        "sphinx/locale/es/LC_MESSAGES/sphinx.PO": PO_ENTRY,
+        "docs/point.txt": "a po file is a portable object\n",
+    })
+    result = walk_workspace(tmp_path)
+    assert [f.path for f in result.files] == ["docs/point.txt", "sphinx/builders/html.py"]
+    assert set(reasons(result).values()) == {"translation catalogue"} and len(reasons(result)) == 3
+    kept = walk_workspace(tmp_path, WalkLimits(include_translations=True))
+    assert [f.path for f in kept.files] == ["docs/point.txt", "sphinx/builders/html.py", "sphinx/locale/es/LC_MESSAGES/sphinx.PO",
+                                            "sphinx/locale/es/LC_MESSAGES/sphinx.po", "sphinx/locale/sphinx.pot"]
+    assert kept.skipped == []
+
+
+def test_the_index_command_keeps_translations_when_asked(tmp_path: Path, capsys):
+    from loom_nb import Loom
+    from loom_nb.cli import main
+
+    make(tmp_path / "ws", {"app.py": 'LABEL = _("Index")\n', "locale/es/app.po": PO_ENTRY})
+    assert main(["index", str(tmp_path / "s"), str(tmp_path / "ws"), "--embedder", "hashing"]) == 0
+    assert "1 translation catalogue" in capsys.readouterr().out
+    assert main(["index", str(tmp_path / "s"), str(tmp_path / "ws"), "--embedder", "hashing", "--translations"]) == 0
+    files = {node.reference.file for node in Loom.open(tmp_path / "s").graph.content_nodes()}
+    assert files == {"app.py", "locale/es/app.po"}
+
+
 def test_a_session_folder_in_the_workspace_is_never_walked(tmp_path):
     """``loom-nb index ws/.loom ws`` twice once made the session's own graph.json, vectors and
     lock nodes of itself; so did a session folder equal to the workspace."""
