@@ -29,6 +29,24 @@ cells = [
         "print(report)\n"
         "assert report.files_indexed == report.files_seen and report.vectors_pending == 0"
     ),
+    new_markdown_cell(
+        "The report says what the walk left out, and why: lock files, minified bundles, images stored as\n"
+        "text, and gettext translation catalogues, which restate the program's strings once per language\n"
+        "(a third of sphinx's units). `loom.index(folder, limits=WalkLimits(include_translations=True))`\n"
+        "or `loom-nb index --translations` keeps them."
+    ),
+    new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\n"
+        "from loom_nb.index import WalkLimits\n\n"
+        "app = Path(tempfile.mkdtemp()) / 'app'\n"
+        "(app / 'locale' / 'fr' / 'LC_MESSAGES').mkdir(parents=True)\n"
+        "(app / 'greet.py').write_text('def greet():\\n    return _(\"Hello\")\\n')\n"
+        "(app / 'locale' / 'fr' / 'LC_MESSAGES' / 'app.po').write_text('#: greet.py:2\\nmsgid \"Hello\"\\nmsgstr \"Bonjour\"\\n')\n"
+        "(app / 'poetry.lock').write_text('[[package]]\\nname = \"requests\"\\n')\n"
+        "app_loom = Loom(Path(tempfile.mkdtemp()) / 'app-session')\n"
+        "print(app_loom.index(app, progress=False))\n"
+        "print(app_loom.index(app, progress=False, limits=WalkLimits(include_translations=True)).files_indexed, 'file indexed when asked')"
+    ),
     new_markdown_cell("Each node is a reference into a file. The title says where it points:"),
     new_code_cell(
         "for node in list(loom.graph.content_nodes())[:8]:\n"
