@@ -531,6 +531,10 @@ def test_the_index_command_keeps_translations_when_asked(tmp_path: Path, capsys)
     assert main(["index", str(tmp_path / "s"), str(tmp_path / "ws"), "--embedder", "hashing", "--translations"]) == 0
     files = {node.reference.file for node in Loom.open(tmp_path / "s").graph.content_nodes()}
     assert files == {"app.py", "locale/es/app.po"}
+    # a session indexed with them (or before they were left out) loses them at the next plain index
+    assert main(["index", str(tmp_path / "s"), str(tmp_path / "ws"), "--embedder", "hashing"]) == 0
+    assert "1 removed" in capsys.readouterr().out
+    assert {node.reference.file for node in Loom.open(tmp_path / "s").graph.content_nodes()} == {"app.py"}
 
 
 def test_a_session_folder_in_the_workspace_is_never_walked(tmp_path):
