@@ -130,16 +130,23 @@ def cmd_query(args) -> int:
 
 
 def cmd_index(args) -> int:
-    from .index import WalkLimits
+    from dataclasses import replace
 
-    limits = WalkLimits(max_file_bytes=args.max_file_bytes, max_files=args.max_files, include_translations=args.translations)
+    from .index.indexer import recorded_walk
+
+    given = {name: value for name, value in (("max_file_bytes", args.max_file_bytes), ("max_files", args.max_files),
+                                             ("include_translations", args.translations)) if value is not None}
     with _editing(args, create=True) as loom:
-        report = loom.index(args.path, limits=limits, extra_ignores=args.ignore or (), wait=True)  # the process saves, then exits
+        # an option not given keeps what the last index used (recorded_walk), not the default
+        limits, ignores = recorded_walk(loom.graph)
+        limits = replace(limits, **given)
+        ignores = tuple(p for p in args.ignore if p) if args.ignore is not None else ignores
+        report = loom.index(args.path, limits=limits, extra_ignores=ignores, wait=True)  # the process saves, then exits
     print(report)
     if args.report_secrets:
         from .index.indexer import scan_secrets
 
-        found = scan_secrets(args.path, limits, args.ignore or ())
+        found = scan_secrets(args.path, limits, ignores)
         print(f"\n{len(found)} secret(s) found; masked wherever their text is read (values never shown):")
         for path, line, kind in found:
             print(f"  {path}:{line}  {kind}" if line else f"  {path}  {kind}")
@@ -512,12 +519,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = session_parser("index", "index (or refresh) a workspace folder into the session", creates=True)
     p.add_argument("path", help="the workspace folder")
-    p.add_argument("--max-file-bytes", type=int, default=1_000_000,
+    p.epilog = ("Walk options not given keep what the session's last index used (the report's 'walk:' line "
+                "names any that differ from the defaults).")
+    p.add_argument("--max-file-bytes", type=int, default=None,
                    help="skip (and report) files bigger than this, usually generated or data (default 1,000,000)")
-    p.add_argument("--max-files", type=int, default=20_000,
+    p.add_argument("--max-files", type=int, default=None,
                    help="index at most this many files; the rest are counted as skipped (default 20,000)")
-    p.add_argument("--ignore", action="append", help="a gitignore-style pattern (repeatable)")
-    p.add_argument("--translations", action="store_true",
+    p.add_argument("--ignore", action="append", default=None,
+                   help="a gitignore-style pattern (repeatable; replaces the patterns of the last index; --ignore '' clears them)")
+    p.add_argument("--translations", action=argparse.BooleanOptionalAction, default=None,
                    help="index gettext catalogues (*.po, *.pot) too; left out by default, as the code holds their strings")
     p.add_argument("--report-secrets", action="store_true",
                    help="list the credentials found in the workspace (path and line, never the value)")

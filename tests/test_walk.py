@@ -526,15 +526,74 @@ def test_the_index_command_keeps_translations_when_asked(tmp_path: Path, capsys)
     from loom_nb.cli import main
 
     make(tmp_path / "ws", {"app.py": 'LABEL = _("Index")\n', "locale/es/app.po": PO_ENTRY})
-    assert main(["index", str(tmp_path / "s"), str(tmp_path / "ws"), "--embedder", "hashing"]) == 0
-    assert "1 translation catalogue" in capsys.readouterr().out
-    assert main(["index", str(tmp_path / "s"), str(tmp_path / "ws"), "--embedder", "hashing", "--translations"]) == 0
-    files = {node.reference.file for node in Loom.open(tmp_path / "s").graph.content_nodes()}
-    assert files == {"app.py", "locale/es/app.po"}
-    # a session indexed with them (or before they were left out) loses them at the next plain index
-    assert main(["index", str(tmp_path / "s"), str(tmp_path / "ws"), "--embedder", "hashing"]) == 0
+    index = ["index", str(tmp_path / "s"), str(tmp_path / "ws"), "--embedder", "hashing"]
+
+    def files():
+        return {node.reference.file for node in Loom.open(tmp_path / "s").graph.content_nodes()}
+
+    assert main(index) == 0
+    out = capsys.readouterr().out
+    assert "1 translation catalogue" in out and "walk:" not in out
+    assert main(index + ["--translations"]) == 0
+    assert "walk: gettext catalogues kept" in capsys.readouterr().out
+    assert files() == {"app.py", "locale/es/app.po"}
+    # the next plain index walks as the last one did: it once dropped them without a word
+    assert main(index) == 0
+    out = capsys.readouterr().out
+    assert "0 removed" in out and "walk: gettext catalogues kept" in out
+    assert files() == {"app.py", "locale/es/app.po"}
+    assert main(index + ["--no-translations"]) == 0
     assert "1 removed" in capsys.readouterr().out
-    assert {node.reference.file for node in Loom.open(tmp_path / "s").graph.content_nodes()} == {"app.py"}
+    assert files() == {"app.py"}
+
+
+def test_a_refresh_walks_as_the_last_index_did(tmp_path: Path, capsys):
+    """The walk options are recorded in the session: a refresh that names none (the API's
+    ``loom.index(root)``, a later ``loom-nb index``) keeps them; one that names some changes
+    only those, and ``--ignore ''`` clears the patterns."""
+    from loom_nb import HashingEmbedder, Loom
+    from loom_nb.cli import main
+    from loom_nb.index import WalkLimits
+
+    ws = tmp_path / "ws"
+    make(ws, {"app.py": "def run():\n    return 1\n", "gen/out.py": "X = 1\n", "big.py": "# " + "x" * 3000 + "\n",
+              "locale/app.po": PO_ENTRY})
+    loom = Loom.open(tmp_path / "s", embedder=HashingEmbedder())
+    loom.index(ws, limits=WalkLimits(max_file_bytes=2000, include_translations=True), extra_ignores=["gen/"], wait=True)
+    loom.save()
+
+    def files():
+        return {node.reference.file for node in Loom.open(tmp_path / "s").graph.content_nodes()}
+
+    assert files() == {"app.py", "locale/app.po"}
+    report = Loom.open(tmp_path / "s", embedder=HashingEmbedder()).index(ws, wait=True)
+    assert report.nodes_removed == 0 and report.files_skipped == 2
+    assert report.walk_options == ["files up to 2,000 bytes", "gettext catalogues kept", "ignoring 'gen/'"]
+    index = ["index", str(tmp_path / "s"), str(ws), "--embedder", "hashing"]
+    assert main(index + ["--max-file-bytes", "100000"]) == 0  # one option changed, the others kept
+    assert files() == {"app.py", "big.py", "locale/app.po"}
+    capsys.readouterr()
+    assert main(index + ["--ignore", ""]) == 0
+    assert files() == {"app.py", "big.py", "gen/out.py", "locale/app.po"}
+    assert "  walk: files up to 100,000 bytes; gettext catalogues kept (recorded" in capsys.readouterr().out
+    # explicit options through the API replace the record whole
+    loom = Loom.open(tmp_path / "s", embedder=HashingEmbedder())
+    report = loom.index(ws, limits=WalkLimits(), extra_ignores=(), wait=True)
+    loom.save()
+    assert report.walk_options == [] and files() == {"app.py", "big.py", "gen/out.py"}
+
+
+def test_a_walk_record_that_does_not_fit_is_read_as_far_as_it_goes(tmp_path: Path):
+    """A graph.json from elsewhere may hold anything under ``walk``: nothing in it raises."""
+    from loom_nb import HashingEmbedder, Loom
+    from loom_nb.index.indexer import recorded_walk
+
+    loom = Loom.open(tmp_path / "s", embedder=HashingEmbedder())
+    for record in (None, "x", [], {"limits": "x"}, {"limits": {"max_files": True, "max_file_bytes": 5.5}, "extra_ignores": "build/"}):
+        loom.graph.metadata["workspace"] = {"walk": record}
+        assert recorded_walk(loom.graph) == (WalkLimits(), ())
+    loom.graph.metadata.pop("workspace")
+    assert recorded_walk(loom.graph) == (WalkLimits(), ())
 
 
 def test_a_session_folder_in_the_workspace_is_never_walked(tmp_path):

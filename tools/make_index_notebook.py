@@ -33,7 +33,9 @@ cells = [
         "The report says what the walk left out, and why: lock files, minified bundles, images stored as\n"
         "text, and gettext translation catalogues, which restate the program's strings once per language\n"
         "(a third of sphinx's units). `loom.index(folder, limits=WalkLimits(include_translations=True))`\n"
-        "or `loom-nb index --translations` keeps them."
+        "or `loom-nb index --translations` keeps them. The session records the walk options, so a later\n"
+        "`loom.index(folder)` or `loom-nb index` that names none walks the same way (`--no-translations`\n"
+        "drops them again)."
     ),
     new_code_cell(
         "# NBVAL_CHECK_OUTPUT\n"
@@ -45,7 +47,9 @@ cells = [
         "(app / 'poetry.lock').write_text('[[package]]\\nname = \"requests\"\\n')\n"
         "app_loom = Loom(Path(tempfile.mkdtemp()) / 'app-session')\n"
         "print(app_loom.index(app, progress=False))\n"
-        "print(app_loom.index(app, progress=False, limits=WalkLimits(include_translations=True)).files_indexed, 'file indexed when asked')"
+        "print(app_loom.index(app, progress=False, limits=WalkLimits(include_translations=True)).files_indexed, 'file indexed when asked')\n"
+        "refresh = app_loom.index(app, progress=False)\n"
+        "print(refresh.walk_options, refresh.nodes_removed, 'nodes removed by a plain refresh')"
     ),
     new_markdown_cell("Each node is a reference into a file. The title says where it points:"),
     new_code_cell(

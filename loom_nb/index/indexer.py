@@ -14,6 +14,7 @@ add, link), with the refresh rules that decide what each step redoes.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -108,6 +109,9 @@ class IndexReport(Displayable):
     secrets: list[tuple[str, int, str]] = field(default_factory=list)
     """Credentials found in the files parsed this run: (path, line, kind), never the value;
     masked wherever their text is read (line 0: a credentials file, indexed by name only)."""
+    walk_options: list[str] = field(default_factory=list)
+    """The walk options this run used that differ from the defaults (``"gettext catalogues
+    kept"``): the session records them and a later refresh that names none walks the same way."""
 
 
     def __str__(self) -> str:
@@ -127,6 +131,8 @@ class IndexReport(Displayable):
                          "(loom-nb index --report-secrets lists them)")
         if self.files_unreadable_kept:
             parts.append(f"  {self.files_unreadable_kept} unreadable files kept as last indexed (they are not known to be gone)")
+        if self.walk_options:
+            parts.append("  walk: " + "; ".join(self.walk_options) + " (recorded: a refresh that names no options keeps them)")
         if self.skipped_reasons:
             parts.append("  skipped: " + ", ".join(f"{n} {r}{_first(self.skipped_paths.get(r, []), n)}"
                                                    for r, n in sorted(self.skipped_reasons.items(), key=lambda x: -x[1])))
@@ -202,6 +208,66 @@ def _count(unit: Unit, spans: tuple[tuple[int, int], ...]) -> int:
     return sum(first <= unit.end and last >= unit.start for first, last in spans)
 
 
+def recorded_walk(graph) -> tuple[WalkLimits, tuple[str, ...]]:
+    """The walk options the session's last index used, or the defaults.
+
+    A refresh that names no options walks as the index before it did: a session indexed with
+    its translations kept (or with an ``--ignore``) lost them, without a word, at the next plain
+    ``loom-nb index``. A record that is not what :func:`index_workspace` writes (a foreign or
+    older session, an edited file) is read field by field; what does not fit is left at its default.
+
+    >>> from loom_nb.core.graph import LoomGraph
+    >>> g = LoomGraph()
+    >>> g.metadata["workspace"] = {"walk": {"limits": {"include_translations": True, "max_files": "x", "nope": 1},
+    ...                                     "extra_ignores": ["build/", 3]}}
+    >>> limits, ignores = recorded_walk(g)
+    >>> limits.include_translations, limits.max_files == WalkLimits().max_files, ignores
+    (True, True, ('build/',))
+    """
+    record = (graph.metadata.get("workspace") or {}).get("walk")
+    if not isinstance(record, dict):
+        return WalkLimits(), ()
+    defaults = WalkLimits()
+    given = record.get("limits") if isinstance(record.get("limits"), dict) else {}
+    fields = {}
+    for f in dataclasses.fields(WalkLimits):
+        value, default = given.get(f.name), getattr(defaults, f.name)
+        if type(value) is type(default):  # bool is not int here: True is no file size
+            fields[f.name] = value
+    ignores = record.get("extra_ignores")
+    ignores = tuple(p for p in ignores if isinstance(p, str)) if isinstance(ignores, list) else ()
+    return dataclasses.replace(defaults, **fields), ignores
+
+
+def walk_differences(limits: WalkLimits, extra_ignores: Sequence[str]) -> list[str]:
+    """What a walk with these options does that the default walk does not, in words.
+
+    >>> walk_differences(WalkLimits(include_translations=True, max_files=10), ["build/"])
+    ['at most 10 files', 'gettext catalogues kept', "ignoring 'build/'"]
+    >>> walk_differences(WalkLimits(), [])
+    []
+    """
+    defaults, said = WalkLimits(), []
+    wording = {
+        "max_file_bytes": "files up to {:,} bytes",
+        "max_files": "at most {:,} files",
+        "max_notebook_bytes": "notebooks up to {:,} bytes",
+        "max_data_file_bytes": "data files up to {:,} bytes",
+    }
+    for f in dataclasses.fields(WalkLimits):
+        value = getattr(limits, f.name)
+        if value == getattr(defaults, f.name):
+            continue
+        if f.name == "include_translations":
+            said.append("gettext catalogues kept")
+        elif f.name == "include_unknown_text":
+            said.append("files of unknown type left out")
+        else:
+            said.append(wording[f.name].format(value))
+    said += [f"ignoring {p!r}" for p in extra_ignores]
+    return said
+
+
 def scan_secrets(root: str | Path, limits: WalkLimits | None = None, extra_ignores: Sequence[str] = ()) -> list[tuple[str, int, str]]:
     """Every credential in the files an index of ``root`` takes: (path, line, kind), never the
     value (``loom-nb index --report-secrets``). Credentials files are listed by name, line 0."""
@@ -257,7 +323,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     root: str | Path,
     *,
     limits: WalkLimits | None = None,
-    extra_ignores: Sequence[str] = (),
+    extra_ignores: Sequence[str] | None = None,
     max_unit_tokens: int = 800,
     progress: bool | None = None,
     wait: bool | None = None,
@@ -270,9 +336,10 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     root : path
         The workspace; a session indexes one workspace.
     limits : WalkLimits, optional
-        File size and count limits (what is skipped is reported).
-    extra_ignores : sequence of str
-        More gitignore-style patterns.
+        File size and count limits (what is skipped is reported). By default the limits the
+        session's last index used (:func:`recorded_walk`), else :class:`WalkLimits`'s.
+    extra_ignores : sequence of str, optional
+        More gitignore-style patterns; by default those of the last index, else none.
     max_unit_tokens : int
         A class bigger than this is split into its header and its methods; any other
         unit bigger than this is cut into parts (:func:`~loom_nb.index.units.split_large`).
@@ -295,10 +362,12 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     state = state or {"root": str(root), "commit": None, "files": {}, "units_version": UNITS_VERSION}
     recut = state.get("units_version", 1) != UNITS_VERSION
     graph.workspace = root
-    limits = limits or WalkLimits()
+    recorded_limits, recorded_ignores = recorded_walk(graph)
+    limits = recorded_limits if limits is None else limits
+    extra_ignores = recorded_ignores if extra_ignores is None else tuple(extra_ignores)
     walk = walk_workspace(root, limits, extra_ignores=extra_ignores)
     report = IndexReport(root=root, files_seen=len(walk.files), files_skipped=walk.skipped_count, skipped_reasons=dict(walk.reason_counts),
-                         skipped_paths=walk.paths_by_reason())
+                         skipped_paths=walk.paths_by_reason(), walk_options=walk_differences(limits, extra_ignores))
 
     head = head_commit(root)
     report.git = head is not None
@@ -485,6 +554,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     state["structure_version"] = STRUCTURE_VERSION
     # a query reads no file over these (indexed_size_limit): a refresh would skip it
     state["max_file_bytes"], state["max_notebook_bytes"] = limits.max_file_bytes, limits.max_notebook_bytes
+    state["walk"] = {"limits": dataclasses.asdict(limits), "extra_ignores": list(extra_ignores)}  # recorded_walk
     state["dirty"] = sorted(dirty) if dirty else []  # read by the git_dirty signal until the next refresh
     graph.metadata["workspace"] = state
     # and this run's fill embeds them too: they kept zero vectors for the rest of the session
