@@ -16,6 +16,13 @@ missing a large blob) is reported and skipped. The gold is :func:`~loom_nb.evalu
 read as the miner reads a commit (:func:`~loom_nb.evaluation.mine.gold_spans`). One file per
 repository, ``swe-<name>.jsonl``; the query is the problem statement whole. The cases are other
 people's writing: keep them out of the repository (``build/`` is ignored).
+
+A repository too large to mirror (django, scikit-learn, matplotlib) can be measured on release
+trees instead: ``--release django/django:3.1=DIR`` runs the instances of SWE-bench version 3.1 on
+DIR, the source release before that version (``Django-3.0.14`` from PyPI, unpacked). An instance is
+kept only if each hunk's parent-side lines (context and removed) appear in DIR's file verbatim
+and exactly once; its gold moves by that hunk's offset (:func:`released_case`). What is kept leans
+to code that was stable over a release cycle, so read its figures beside the mirrored sets'.
 """
 
 from __future__ import annotations
@@ -63,23 +70,85 @@ def case_of(record: dict, tree: Path, name: str) -> dict | None:
             "commit": record["base_commit"], "source": f"SWE-bench {record['instance_id']} ({record.get('source', 'instances file')})"}
 
 
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def parent_blocks(patch: str) -> dict[str, list[tuple[int, list[str]]]]:
+    r"""Each hunk's first parent line and its parent-side lines (context and removed), per file.
+
+    >>> parent_blocks("--- a/m.py\n+++ b/m.py\n@@ -3,3 +3,3 @@\n a\n-b\n+c\n d\n")
+    {'m.py': [(3, ['a', 'b', 'd'])]}
+    """
+    out: dict[str, list[tuple[int, list[str]]]] = {}
+    path, block = None, None
+    left_old = left_new = 0
+    for line in patch.split("\n"):
+        if left_old <= 0 and left_new <= 0:
+            if line.startswith("--- "):
+                path = line[6:] if line.startswith("--- a/") else None
+            elif (match := _HUNK.match(line)) and path:
+                left_old, left_new = int(match.group(2) or 1), int(match.group(4) or 1)
+                block = (int(match.group(1)), [])
+                out.setdefault(path, []).append(block)
+            continue
+        if line.startswith("+"):
+            left_new -= 1
+            continue
+        block[1].append(line[1:])
+        left_old -= 1
+        left_new -= 0 if line.startswith("-") else 1
+    return out
+
+
+def released_case(record: dict, tree: Path, name: str) -> dict | None:
+    """:func:`case_of` on a release tree: the gold of each hunk moved to where its parent-side
+    lines are in ``tree``; None when a hunk's lines are not there exactly once."""
+    spans, gold = patch_spans(record["patch"]), {}
+    for path, blocks in parent_blocks(record["patch"]).items():
+        file = tree / path
+        if path not in spans or not is_source(path):
+            continue
+        if not file.is_file():
+            return None
+        lines = file.read_text(encoding="utf-8", errors="replace").split("\n")
+        moved = []
+        for start, block in blocks:
+            found = [i for i in range(len(lines) - len(block) + 1) if lines[i:i + len(block)] == block]
+            if len(found) != 1:
+                return None
+            offset = found[0] + 1 - start
+            moved += [(a + offset, b + offset, kind) for a, b, kind in spans[path] if start <= a < start + len(block)]
+        if kept := gold_spans(moved, lines):
+            gold[path] = [list(span) for span in kept]
+    if not gold:
+        return None
+    return {"id": record["instance_id"], "query": record["problem_statement"].replace("\r\n", "\n").strip(),
+            "workspace": str(tree), "gold_files": sorted(gold), "gold_ranges": gold, "repo": name,
+            "commit": record["base_commit"], "release": tree.name,
+            "source": f"SWE-bench {record['instance_id']} ({record.get('source', 'instances file')})"}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     given = parser.add_mutually_exclusive_group(required=True)
     given.add_argument("--instances", help="a JSON-lines file of SWE-bench records")
     given.add_argument("--moatless", help="GITDIR@COMMIT of a repository storing <instance_id>/data.json files")
     parser.add_argument("--mirror", action="append", default=[], help="OWNER/NAME=GITDIR (repeatable)")
+    parser.add_argument("--release", action="append", default=[],
+                        help="OWNER/NAME:VERSION=DIR: run that repository's instances of this SWE-bench version on the "
+                             "release tree DIR (repeatable; for repositories with no --mirror)")
     parser.add_argument("--cap", action="append", default=[], help="NAME=N: at most N instances of that repository")
     parser.add_argument("--out-dir", default="build/mined")
     parser.add_argument("--trees", default="/tmp/loom-mined", help="base commits are extracted under TREES/swe-<name>/")
     args = parser.parse_args(argv)
     mirrors = dict(m.split("=", 1) for m in args.mirror)
     caps = {k: int(v) for k, v in (c.split("=", 1) for c in args.cap)}
+    releases = {tuple(k.rsplit(":", 1)): Path(v).resolve() for k, v in (r.split("=", 1) for r in args.release)}
     records = ([json.loads(line) for line in Path(args.instances).read_text().splitlines() if line.strip()]
                if args.instances else moatless_instances(args.moatless))
     by_repo: dict[str, list[dict]] = defaultdict(list)
     for record in records:
-        if record["repo"] in mirrors and lite_like(record):
+        if (record["repo"] in mirrors or (record["repo"], record.get("version")) in releases) and lite_like(record):
             by_repo[record["repo"]].append(record)
     for repo, chosen in sorted(by_repo.items()):
         name = repo.split("/")[1]
@@ -89,6 +158,13 @@ def main(argv: list[str] | None = None) -> int:
             chosen = [chosen[round(k * (len(chosen) - 1) / max(cap - 1, 1))] for k in range(cap)]
         cases = []
         for record in chosen:
+            if repo not in mirrors:
+                if case := released_case(record, releases[repo, record["version"]], name):
+                    cases.append(case)
+                else:
+                    print(f"skipped {record['instance_id']}: its hunks are not all in {releases[repo, record['version']].name}",
+                          file=sys.stderr)
+                continue
             try:
                 tree = materialise(mirrors[repo], record["base_commit"], Path(args.trees) / f"swe-{name}")
             except Exception as exc:  # noqa: BLE001 - a mirror may lack a large blob of that commit
