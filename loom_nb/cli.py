@@ -522,9 +522,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.epilog = ("Walk options not given keep what the session's last index used (the report's 'walk:' line "
                 "names any that differ from the defaults).")
     p.add_argument("--max-file-bytes", type=int, default=None,
-                   help="skip (and report) files bigger than this, usually generated or data (default 1,000,000)")
+                   help="skip (and report) files bigger than this, usually generated or data (default: the last index's, else 1,000,000)")
     p.add_argument("--max-files", type=int, default=None,
-                   help="index at most this many files; the rest are counted as skipped (default 20,000)")
+                   help="index at most this many files; the rest are counted as skipped (default: the last index's, else 20,000)")
     p.add_argument("--ignore", action="append", default=None,
                    help="a gitignore-style pattern (repeatable; replaces the patterns of the last index; --ignore '' clears them)")
     p.add_argument("--translations", action=argparse.BooleanOptionalAction, default=None,
