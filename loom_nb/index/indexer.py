@@ -223,10 +223,15 @@ def recorded_walk(graph) -> tuple[WalkLimits, tuple[str, ...]]:
     >>> limits, ignores = recorded_walk(g)
     >>> limits.include_translations, limits.max_files == WalkLimits().max_files, ignores
     (True, True, ('build/',))
+    >>> g.metadata["workspace"] = {"max_file_bytes": 2000}   # indexed before the walk was recorded
+    >>> recorded_walk(g)[0].max_file_bytes
+    2000
     """
-    record = (graph.metadata.get("workspace") or {}).get("walk")
-    if not isinstance(record, dict):
-        return WalkLimits(), ()
+    state = graph.metadata.get("workspace")
+    state = state if isinstance(state, dict) else {}
+    record = state.get("walk")
+    if not isinstance(record, dict):  # a session indexed before the record: its size limits were kept alone
+        record = {"limits": {k: state[k] for k in ("max_file_bytes", "max_notebook_bytes") if k in state}}
     defaults = WalkLimits()
     given = record.get("limits") if isinstance(record.get("limits"), dict) else {}
     fields = {}
@@ -263,7 +268,7 @@ def walk_differences(limits: WalkLimits, extra_ignores: Sequence[str]) -> list[s
         elif f.name == "include_unknown_text":
             said.append("files of unknown type left out")
         else:
-            said.append(wording[f.name].format(value))
+            said.append(wording.get(f.name, f.name.replace("_", " ") + " {}").format(value))
     said += [f"ignoring {p!r}" for p in extra_ignores]
     return said
 
