@@ -162,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
                 if case := released_case(record, releases[repo, record["version"]], name):
                     cases.append(case)
                 else:
-                    print(f"skipped {record['instance_id']}: its hunks are not all in {releases[repo, record['version']].name}",
-                          file=sys.stderr)
+                    print(f"skipped {record['instance_id']}: a hunk's parent lines are not in {releases[repo, record['version']].name} "
+                          "exactly once (or it edits no source file)", file=sys.stderr)
                 continue
             try:
                 tree = materialise(mirrors[repo], record["base_commit"], Path(args.trees) / f"swe-{name}")
