@@ -107,6 +107,43 @@ def kills(count: int, seed: int) -> dict:
 # -- 2. two writers --------------------------------------------------------------------------
 
 
+def _writer(folder: Path, round_: int, writer: int, adds: int, locked: bool, pipe: int) -> None:
+    """A forked writer: add ``adds`` notes (each under the session lock, or as open-add-save
+    when ``locked`` is false), report the acknowledged ones on ``pipe``, and exit."""
+    acked, code = [], 0
+    try:
+        for i in range(adds):
+            text = f"round {round_} writer {writer} note {i}"
+            try:
+                if locked:
+                    with Loom.editing(folder, embedder=HashingEmbedder()) as loom:
+                        loom.add(text, split=False)
+                else:
+                    loom = open_session(folder)
+                    loom.add(text, split=False)
+                    loom.save()
+                acked.append(text)
+            except SessionConflictError:
+                pass
+    except BaseException:
+        code = 1
+    os.write(pipe, (json.dumps({"acked": acked, "code": code}) + "\n").encode())
+    os._exit(0)
+
+
+def _reap(children: list[int], seconds: float = 120) -> None:
+    """Wait for each child; a stuck one is killed after ``seconds`` (and counts as died, since
+    it sent no report)."""
+    for pid in children:
+        deadline = time.monotonic() + seconds
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                break
+            time.sleep(0.02)
+
+
 def two_writers(rounds: int, adds: int = 8) -> dict:
     lost = unopenable = wrong = refused = died = 0
     for round_ in range(rounds):
@@ -119,35 +156,10 @@ def two_writers(rounds: int, adds: int = 8) -> dict:
                 pid = os.fork()
                 if pid == 0:
                     os.close(read)
-                    acked, code = [], 0
-                    try:
-                        for i in range(adds):
-                            text = f"round {round_} writer {writer} note {i}"
-                            try:
-                                if locked:
-                                    with Loom.editing(folder, embedder=HashingEmbedder()) as loom:
-                                        loom.add(text, split=False)
-                                else:
-                                    loom = open_session(folder)
-                                    loom.add(text, split=False)
-                                    loom.save()
-                                acked.append(text)
-                            except SessionConflictError:
-                                pass
-                    except BaseException:
-                        code = 1
-                    os.write(write, (json.dumps({"acked": acked, "code": code}) + "\n").encode())
-                    os._exit(0)
+                    _writer(folder, round_, writer, adds, locked, write)
                 children.append(pid)
             os.close(write)
-            for pid in children:
-                deadline = time.monotonic() + 120  # a stuck writer is killed (and counted as died)
-                while not os.waitpid(pid, os.WNOHANG)[0]:
-                    if time.monotonic() > deadline:
-                        os.kill(pid, signal.SIGKILL)
-                        os.waitpid(pid, 0)
-                        break
-                    time.sleep(0.02)
+            _reap(children)
             with os.fdopen(read) as pipe:
                 reports = [json.loads(line) for line in pipe if line.strip()]
             died += sum(r["code"] for r in reports) + (2 - len(reports))

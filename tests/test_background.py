@@ -2,7 +2,9 @@
 pending, embedded on a worker thread, saved and resumed; queries meanwhile rank with what
 there is. An embedder whose batches wait on a gate holds the fill where a test wants it."""
 
+import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -386,6 +388,36 @@ def test_the_exit_does_not_wait_for_a_warm_up_ranking_nobody_asked_for(tmp_path,
     started = time.perf_counter()
     engine._join_warm_up()  # what the interpreter's exit runs
     assert time.perf_counter() - started < 30 and loom._asked.is_set()
+
+
+class HoldingALock(HashingEmbedder):
+    """A hashing embedder whose model set-up holds a lock for a while, as tiktoken's table
+    loading and onnxruntime's session set-up do."""
+
+    def __init__(self, seconds: float):
+        super().__init__(64)
+        self.lock, self.holding, self.seconds = threading.Lock(), threading.Event(), seconds
+
+    def prepare(self):
+        with self.lock:
+            self.holding.set()
+            time.sleep(self.seconds)
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="no fork on this platform")
+def test_a_process_forked_during_the_warm_up_does_not_inherit_its_locks_held(tmp_path):
+    """``multiprocessing`` forks by default on Linux. A child forked while the warm-up held a
+    lock got it held by a thread the child does not have, and waited on it forever: the
+    reliability benchmark's forked writers hung in ``count_tokens``. The fork waits for the
+    warm-up instead."""
+    embedder = HoldingALock(seconds=1.0)
+    Loom.open(saved_session(tmp_path / "s"), embedder=embedder)
+    assert embedder.holding.wait(10)
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 if the lock can be taken
+        os._exit(0 if embedder.lock.acquire(timeout=5) else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "the child found the warm-up's lock held"
 
 
 def test_a_refresh_changes_the_lexical_index_and_the_edges_only_under_the_graphs_lock(workspace, tmp_path, monkeypatch):

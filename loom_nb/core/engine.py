@@ -14,6 +14,7 @@ import gc
 import logging
 import math
 import numbers
+import os
 import threading
 import time
 from contextlib import contextmanager
@@ -378,6 +379,14 @@ def _join_warm_up() -> None:
         event.set()
     for thread in _WARMING:  # a thread killed inside onnxruntime's set-up aborts the process
         thread.join(30)
+
+
+if hasattr(os, "register_at_fork"):
+    # A process forked while a warm-up holds a lock (tiktoken's table loading under its lock
+    # and ours, the model's set-up, the graph's lock in the warm ranking) gives the child that
+    # lock held by a thread the child does not have: its first token count or query waited
+    # forever (``multiprocessing`` forks by default on Linux). The fork waits for the warm-ups.
+    os.register_at_fork(before=_join_warm_up)
 
 
 class Loom(Displayable):
