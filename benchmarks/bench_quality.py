@@ -75,27 +75,17 @@ def headroom(out: dict, budget: int = 8000) -> list[list]:
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("cases", nargs="+", help="one JSON Lines cases file per repository")
-    parser.add_argument("--budgets", default="4000,8000,16000")
-    parser.add_argument("--strategy", default=",".join(STRATEGIES))
-    parser.add_argument("--embedder", default="minilm", help="minilm (default) or hashing (quick iteration only)")
-    parser.add_argument("--cache", help="keep indexed workspaces and embeddings here between runs")
-    parser.add_argument("--json", help="write every figure (and per-case rows) here")
-    args = parser.parse_args(argv)
-    budgets = [int(b) for b in args.budgets.split(",")]
-    strategies = tuple(s for s in args.strategy.split(",") if s)
-    embedder = _embedder(args.embedder)
+def measure(paths: list[str], budgets: list[int], strategies: tuple[str, ...], embedder, cache: str | None) -> tuple[dict, list]:
+    """Every strategy on every cases file at every budget: the JSON record and the printed rows."""
     out: dict = {"machine": machine(), "embedder": embedder.model_id, "budgets": budgets, "repos": {}}
     rows = []
-    for path in args.cases:
+    for path in paths:
         repo = Path(path).stem
         cases, errors = load_cases(path)
         for e in errors:
             print(f"warning: {e}", file=sys.stderr)
         started = time.perf_counter()
-        reports = evaluate_budgets(cases, budgets, strategies, embedder=embedder, cache_dir=args.cache)
+        reports = evaluate_budgets(cases, budgets, strategies, embedder=embedder, cache_dir=cache)
         seconds = time.perf_counter() - started
         out["repos"][repo] = {"cases": len(cases), "seconds": seconds, "tables": {}, "per_case": {}, "versus_modes": {}}
         for budget, report in reports.items():
@@ -112,51 +102,76 @@ def main(argv: list[str] | None = None) -> int:
                              f"{row['file_recall']:.3f}" if row["file_recall"] is not None else "-",
                              f"{row['precision']:.3f}", f"{row['tokens']:.0f}", f"{row['seconds'] * 1000:.1f}"])
         print(f"{repo}: {len(cases)} cases, {seconds:.0f} s", file=sys.stderr)
-    table(f"Selection quality ({embedder.model_id})", ["repo", "budget", "strategy", "cases", "line recall", "file recall", "precision", "tokens", "query ms"], rows)
+    return out, rows
 
+
+def bar_rows(out: dict, budgets: list[int]) -> list:
+    """Issue 12's bar per repository and budget: the default within BAR_MODE_TOLERANCE of the
+    best forced mode, and ahead of bm25-chunks on lines and files when that row was run."""
+    bar = []
+    for repo, data in out["repos"].items():
+        for budget in budgets:
+            t = {r["strategy"]: r for r in data["tables"][budget]}
+            loom = t["loom"]
+            checks, text = [], [f"loom lineR {loom['line_recall']:.3f} fileR {loom['file_recall']:.3f}"]
+            modes = [(m, t[m]) for m in MODE_ROWS if m in t and t[m]["line_recall"] is not None]
+            if modes:
+                best_name, best = max(modes, key=lambda kv: kv[1]["line_recall"])
+                gap = best["line_recall"] - loom["line_recall"]
+                checks.append(gap <= BAR_MODE_TOLERANCE)
+                text.append(f"best mode {best_name} {best['line_recall']:.3f} ({gap:+.3f}, need <= {BAR_MODE_TOLERANCE})")
+                versus = data["versus_modes"][budget].get(best_name)
+                if versus is not None and gap > 0:  # loom − mode, so the mode's lead is its negation
+                    text.append(f"its lead case by case: 95% interval [{-versus['high']:+.3f}, {-versus['low']:+.3f}], "
+                                f"{versus['worse']} cases better, {versus['better']} worse")
+            if "bm25-chunks" in t:
+                chunks = t["bm25-chunks"]
+                checks += [loom["line_recall"] > chunks["line_recall"], loom["file_recall"] >= chunks["file_recall"]]
+                text.append(f"bm25-chunks {chunks['line_recall']:.3f} / {chunks['file_recall']:.3f}")
+            bar.append([repo, f"{budget:,}", "; ".join(text), "PASS" if all(checks) else "MISS"])
+    return bar
+
+
+def cost_rows(out: dict, budgets: list[int]) -> list:
+    """What the default and each forced mode cost and earn, per repository and budget."""
+    costs = []
+    for repo, data in out["repos"].items():
+        for budget in budgets:
+            t = {r["strategy"]: r for r in data["tables"][budget]}
+            for name in ("loom",) + MODE_ROWS:
+                if name not in t:
+                    continue
+                r = t[name]
+                saved = (t["loom"]["seconds"] - r["seconds"]) * 1000
+                costs.append([repo, f"{budget:,}", name, f"{r['line_recall']:.3f}", f"{r['file_recall']:.3f}",
+                              f"{r['tokens']:.0f}", f"{r['budget_use']:.0%}", f"{r['seconds'] * 1000:.1f}",
+                              f"{saved:+.1f}" if name != "loom" else "",
+                              "-" if r.get("relevant_share") is None else f"{r['relevant_share']:.1%}",
+                              "-" if r.get("relevant_precision") is None else f"{r['relevant_precision']:.3f}",
+                              "-" if r.get("unused_with_room") is None else f"{r['unused_with_room']:.0%}"])
+    return costs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("cases", nargs="+", help="one JSON Lines cases file per repository")
+    parser.add_argument("--budgets", default="4000,8000,16000")
+    parser.add_argument("--strategy", default=",".join(STRATEGIES))
+    parser.add_argument("--embedder", default="minilm", help="minilm (default) or hashing (quick iteration only)")
+    parser.add_argument("--cache", help="keep indexed workspaces and embeddings here between runs")
+    parser.add_argument("--json", help="write every figure (and per-case rows) here")
+    args = parser.parse_args(argv)
+    budgets = [int(b) for b in args.budgets.split(",")]
+    strategies = tuple(s for s in args.strategy.split(",") if s)
+    out, rows = measure(args.cases, budgets, strategies, _embedder(args.embedder), args.cache)
+    table(f"Selection quality ({out['embedder']})", ["repo", "budget", "strategy", "cases", "line recall", "file recall", "precision", "tokens", "query ms"], rows)
     if "loom" in strategies:
-        bar = []
-        for repo, data in out["repos"].items():
-            for budget in budgets:
-                t = {r["strategy"]: r for r in data["tables"][budget]}
-                loom = t["loom"]
-                checks, text = [], [f"loom lineR {loom['line_recall']:.3f} fileR {loom['file_recall']:.3f}"]
-                modes = [(m, t[m]) for m in MODE_ROWS if m in t and t[m]["line_recall"] is not None]
-                if modes:
-                    best_name, best = max(modes, key=lambda kv: kv[1]["line_recall"])
-                    gap = best["line_recall"] - loom["line_recall"]
-                    checks.append(gap <= BAR_MODE_TOLERANCE)
-                    text.append(f"best mode {best_name} {best['line_recall']:.3f} ({gap:+.3f}, need <= {BAR_MODE_TOLERANCE})")
-                    versus = data["versus_modes"][budget].get(best_name)
-                    if versus is not None and gap > 0:  # loom − mode, so the mode's lead is its negation
-                        text.append(f"its lead case by case: 95% interval [{-versus['high']:+.3f}, {-versus['low']:+.3f}], "
-                                    f"{versus['worse']} cases better, {versus['better']} worse")
-                if "bm25-chunks" in t:
-                    chunks = t["bm25-chunks"]
-                    checks += [loom["line_recall"] > chunks["line_recall"], loom["file_recall"] >= chunks["file_recall"]]
-                    text.append(f"bm25-chunks {chunks['line_recall']:.3f} / {chunks['file_recall']:.3f}")
-                bar.append([repo, f"{budget:,}", "; ".join(text), "PASS" if all(checks) else "MISS"])
+        out["bar"] = bar_rows(out, budgets)
         table("The bar (issue 12): the default within 0.01 of the best mode, ahead of bm25-chunks on lines and files",
-              ["repo", "budget", "measured", "bar"], bar)
-        out["bar"] = bar
-        costs = []
-        for repo, data in out["repos"].items():
-            for budget in budgets:
-                t = {r["strategy"]: r for r in data["tables"][budget]}
-                for name in ("loom",) + MODE_ROWS:
-                    if name not in t:
-                        continue
-                    r = t[name]
-                    saved = (t["loom"]["seconds"] - r["seconds"]) * 1000
-                    costs.append([repo, f"{budget:,}", name, f"{r['line_recall']:.3f}", f"{r['file_recall']:.3f}",
-                                  f"{r['tokens']:.0f}", f"{r['budget_use']:.0%}", f"{r['seconds'] * 1000:.1f}",
-                                  f"{saved:+.1f}" if name != "loom" else "",
-                                  "-" if r.get("relevant_share") is None else f"{r['relevant_share']:.1%}",
-                                  "-" if r.get("relevant_precision") is None else f"{r['relevant_precision']:.3f}",
-                                  "-" if r.get("unused_with_room") is None else f"{r['unused_with_room']:.0%}"])
+              ["repo", "budget", "measured", "bar"], out["bar"])
+        out["modes"] = cost_rows(out, budgets)
         table("What each mode costs and earns", ["repo", "budget", "strategy", "lineR", "fileR", "tokens", "budget used",
-              "ms", "ms saved vs loom", "relevant", "relevant gold", ">10% idle, room left"], costs)
-        out["modes"] = costs
+              "ms", "ms saved vs loom", "relevant", "relevant gold", ">10% idle, room left"], out["modes"])
     if "loom" in strategies and "bm25-chunks" in strategies and 8000 in budgets:
         room = headroom(out)
         table("Room for a margin at 8k: line recall per case, engine and bm25-chunks",
