@@ -11,7 +11,7 @@ import pytest
 from loom_nb.cli import main
 from loom_nb.core.errors import LoomError
 from loom_nb.evaluation.run import load_cases
-from loom_nb.evaluation.mine import MineLimits, clean_message, gold_spans, is_source, mine_commits, parse_hunks, patch_spans, write_cases
+from loom_nb.evaluation.mine import MineLimits, clean_message, gold_spans, is_source, mine_commits, parent_blocks, parse_hunks, patch_spans, write_cases
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -168,6 +168,16 @@ def test_a_removed_line_that_starts_with_two_dashes_is_not_a_file_header():
     patch = ("diff --git a/q.sql b/q.sql\n--- a/q.sql\n+++ b/q.sql\n@@ -1,3 +1,2 @@\n select 1;\n--- old note\n select 2;\n"
              "@@ -9,2 +8,3 @@\n x\n+++ added note\n y\n")
     assert patch_spans(patch) == {"q.sql": [(2, 2, "changed"), (9, 10, "inserted")]}
+    # and the parent's text of each hunk, read by the same walk, keeps that line
+    assert parent_blocks(patch) == {"q.sql": [(1, ["select 1;", "-- old note", "select 2;"]), (9, ["x", "y"])]}
+
+
+def test_the_parent_text_of_a_hunk_leaves_out_the_no_newline_marker():
+    """``\\ No newline at end of file`` is neither a parent nor a child line: read as one, the hunk's
+    text was never found in a release tree, and the instance was dropped."""
+    patch = "--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"
+    assert parent_blocks(patch) == {"m.py": [(1, ["a", "b"])]}
+    assert patch_spans(patch) == {"m.py": [(2, 2, "changed")]}
 
 
 def test_a_source_file_with_a_non_ascii_name_is_gold(tmp_path):

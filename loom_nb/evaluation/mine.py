@@ -198,30 +198,66 @@ def patch_spans(patch: str) -> dict[str, list[tuple[int, int, str]]]:
     True
     """
     out: dict[str, list[tuple[int, int, str]]] = {}
+    for path, first, count, body in _hunks(patch):
+        # -U0 names the line an insertion follows (its count 0); with context, the first line shown
+        old, replacing = first + (count == 0), False
+        for line in body:
+            if line.startswith("-"):
+                if path is not None:
+                    out.setdefault(path, []).append((old, old, "changed"))
+                old, replacing = old + 1, True
+            elif line.startswith("+"):
+                anchor = (max(old - 1, 1), old, "inserted")
+                if path is not None and not replacing and out.setdefault(path, [])[-1:] != [anchor]:
+                    out[path].append(anchor)  # a run of added lines marks its place once
+            elif not line.startswith("\\"):  # a context line ("\\ No newline at end of file" is neither)
+                old, replacing = old + 1, False
+    return out
+
+
+def parent_blocks(patch: str) -> dict[str, list[tuple[int, list[str]]]]:
+    r"""Each hunk's first parent line and its parent-side lines (context and removed), per
+    modified file: what the parent file holds there, to find the hunk in another version of it.
+
+    >>> parent_blocks("--- a/m.py\n+++ b/m.py\n@@ -3,3 +3,3 @@\n a\n-b\n+c\n d\n\\ No newline at end of file\n")
+    {'m.py': [(3, ['a', 'b', 'd'])]}
+    """
+    out: dict[str, list[tuple[int, list[str]]]] = {}
+    for path, first, _, body in _hunks(patch):
+        if path is not None:
+            out.setdefault(path, []).append((first, [line[1:] for line in body if not line.startswith(("+", "\\"))]))
+    return out
+
+
+def _hunks(patch: str):
+    """``(parent path, first parent line, parent line count, body lines)`` for each hunk of a
+    unified diff; the path is None in an added or deleted file. The hunk headers' line counts
+    say where a hunk ends, so a removed ``-- comment`` (``--- comment`` in the diff) is a line,
+    not a file header."""
     path: str | None = None
-    old = left_old = left_new = 0  # the parent line next, and the hunk's lines still to come
-    replacing = False
+    hunk = None
+    left_old = left_new = 0  # the hunk's lines still to come
     for line in patch.split("\n"):
         if left_old <= 0 and left_new <= 0:  # between hunks: a removed "-- x" is not a header
+            if hunk is not None:
+                yield hunk
+                hunk = None
             header, path = _file_header(line, path)
             match = None if header else _HUNK.match(line)
             if match:
                 left_old, left_new = int(match.group(2) or 1), int(match.group(4) or 1)
-                # -U0 names the line an insertion follows (its count 0); with context, the first line shown
-                old, replacing = int(match.group(1)) + (left_old == 0), False
+                hunk = (path, int(match.group(1)), left_old, [])
             continue
+        hunk[3].append(line)
         if line.startswith("-"):
-            if path is not None:
-                out.setdefault(path, []).append((old, old, "changed"))
-            old, left_old, replacing = old + 1, left_old - 1, True
+            left_old -= 1
         elif line.startswith("+"):
-            anchor = (max(old - 1, 1), old, "inserted")
-            if path is not None and not replacing and out.setdefault(path, [])[-1:] != [anchor]:
-                out[path].append(anchor)  # a run of added lines marks its place once
             left_new -= 1
-        elif not line.startswith("\\"):  # a context line ("\ No newline at end of file" is neither)
-            old, left_old, left_new, replacing = old + 1, left_old - 1, left_new - 1, False
-    return out
+        elif not line.startswith("\\"):
+            left_old, left_new = left_old - 1, left_new - 1
+    if hunk is not None:
+        yield hunk
+
 
 ANCHOR_REACH = 3
 """How many blank lines an insertion anchor may step over to reach a line with text."""
