@@ -448,3 +448,49 @@ def test_a_refresh_changes_the_lexical_index_and_the_edges_only_under_the_graphs
     assert report.files_indexed == 1 and report.nodes_added
     assert ("compact", True) in held and ("edges", True) in held
     assert all(owned for _, owned in held), held
+
+
+def _child_exit_code(pid: int, seconds: float) -> int | None:
+    """The child's exit code, or None when it is still running after ``seconds`` (then killed)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.02)
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="no fork on this platform")
+def test_a_process_forked_while_a_fill_holds_the_graphs_lock_can_still_query(workspace, tmp_path, monkeypatch):
+    """A fill writes each batch, and at its end rebuilds the concept layer, under the graph's
+    lock (seconds at a large index). A child forked meanwhile inherited the lock held by a
+    thread it does not have, and its first query waited forever. The fork waits for the
+    lock instead; the child's fill is gone, its units still pending."""
+    holding, release = threading.Event(), threading.Event()
+    write = background.VectorFill._write
+
+    def slow_write(self, group, vectors):
+        with self.graph.lock:  # as a large rebuild holds it for seconds
+            holding.set()
+            release.wait(1.0)
+            write(self, group, vectors)
+
+    monkeypatch.setattr(background.VectorFill, "_write", slow_write)
+    monkeypatch.setattr(background, "BACKGROUND_ABOVE", 1)
+    monkeypatch.setattr("loom_nb.index.indexer.BACKGROUND_ABOVE", 1)
+    loom = Loom(tmp_path / "s", embedder=HashingEmbedder(64))
+    loom.index(workspace, progress=False, wait=None)
+    assert holding.wait(10), "the fill never wrote a batch"
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 when a query answers
+        try:
+            os._exit(0 if loom.query("refresh token rotate", budget=400).loaded else 2)
+        finally:
+            os._exit(3)
+    assert _child_exit_code(pid, 15) == 0, "the child's query waited on a lock its parent's fill held"
+    release.set()
+    assert loom.wait(timeout=20)

@@ -30,7 +30,8 @@ from .relink import ThresholdPlan, apply_threshold, threshold_plan
 from .config import LoomConfig, Weights
 from .embedding import CachedEmbedder, Embedder
 from .errors import EmbeddingMismatchError, LoomError, UnknownNodeError
-from .graph import ContentNode, LinkReport, LoomGraph, Namer, Provenance, chunk_mean, clean_text
+from .graph import (ContentNode, LinkReport, LoomGraph, Namer, Provenance, chunk_mean, clean_text, hold_graph_locks,
+                    release_graph_locks)
 from .display import Displayable
 from .modes import Mode, get_mode, message_weights
 from .query import Query
@@ -381,12 +382,18 @@ def _join_warm_up() -> None:
         thread.join(30)
 
 
+def _before_fork() -> None:
+    _join_warm_up()  # first: a warm ranking waits for its graph's lock
+    hold_graph_locks()
+
+
 if hasattr(os, "register_at_fork"):
-    # A process forked while a warm-up holds a lock (tiktoken's table loading under its lock
-    # and ours, the model's set-up, the graph's lock in the warm ranking) gives the child that
-    # lock held by a thread the child does not have: its first token count or query waited
-    # forever (``multiprocessing`` forks by default on Linux). The fork waits for the warm-ups.
-    os.register_at_fork(before=_join_warm_up)
+    # A process forked while another thread holds a lock (tiktoken's table loading under its
+    # lock and ours, the model's set-up, a graph's lock in the warm ranking, a background
+    # fill's write or a chat indexer's turn) gives the child that lock held by a thread the
+    # child does not have: its first token count or query waited forever (``multiprocessing``
+    # forks by default on Linux). The fork waits for the warm-ups and for each graph's lock.
+    os.register_at_fork(before=_before_fork, after_in_parent=release_graph_locks, after_in_child=release_graph_locks)
 
 
 class Loom(Displayable):

@@ -17,6 +17,7 @@ import logging
 import math
 import re
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, is_dataclass
@@ -286,6 +287,36 @@ def _locked(method):
     return run
 
 
+_LIVE_GRAPHS: "weakref.WeakValueDictionary[int, LoomGraph]" = weakref.WeakValueDictionary()
+"""Every graph alive, by ``id`` (a graph compares by content, so it is not hashable)."""
+_HELD_FOR_FORK: list = []
+FORK_LOCK_WAIT = 60.0
+"""Seconds a fork waits for one graph's lock before it goes on without it."""
+
+
+def hold_graph_locks() -> None:
+    """Take every live graph's lock before a fork (see :func:`release_graph_locks`).
+
+    A background fill writes its batches and rebuilds the concept layer under the graph's
+    lock, a chat's indexer applies a turn under it, a query ranks under it. A child forked
+    while another thread held it got the lock held by a thread the child does not have, and
+    its first query waited forever. Taken here, the lock is held by the forking thread,
+    which the child keeps. Locks are taken in one order (by ``id``) so two threads forking at
+    once do not wait on each other; one not free within :data:`FORK_LOCK_WAIT` seconds is
+    left (the fork goes on, logged) rather than hanging the parent."""
+    for _, graph in sorted(list(_LIVE_GRAPHS.items()), key=lambda item: item[0]):
+        if graph.lock.acquire(timeout=FORK_LOCK_WAIT):
+            _HELD_FOR_FORK.append(graph)
+        else:
+            log.warning("a fork went on without a graph's lock, held for over %.0f s by another thread", FORK_LOCK_WAIT)
+
+
+def release_graph_locks() -> None:
+    """Give back what :func:`hold_graph_locks` took, in the parent and in the child."""
+    while _HELD_FOR_FORK:
+        _HELD_FOR_FORK.pop().lock.release()
+
+
 class LoomGraph:
     """Concept and content nodes over a ``networkx.Graph``, with threshold linking.
 
@@ -358,6 +389,7 @@ class LoomGraph:
         self.lock = threading.RLock()
         """Held by a query while it ranks and packs, by a save, and by the background
         vector fill while it writes a batch: a query never sees half a batch."""
+        _LIVE_GRAPHS[id(self)] = self
 
     # -- the networkx graph ----------------------------------------------------------------
     @property
