@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from loom_nb import HashingEmbedder, Loom
-from loom_nb.views.graph_view import LOADED_BORDER, LOADED_BORDER_WIDTH, GraphView, graph_html, save_graph_html
+from loom_nb.views.graph_view import GraphView, graph_html, save_graph_html
+from loom_nb.views.network import LOADED_BORDER, LOADED_BORDER_WIDTH
 
 TEXTS = [
     "OAuth tokens expire after one hour; refresh them with the refresh token.",
@@ -195,7 +196,7 @@ def test_a_large_drawing_runs_springs_on_its_concepts_only_and_puts_content_besi
 
     import networkx as nx
 
-    from loom_nb.views import graph_view as gv
+    from loom_nb.views import network as gv
 
     g = nx.Graph()
     g.add_nodes_from((f"c{c}", {"kind": "concept"}) for c in range(60))
@@ -209,18 +210,18 @@ def test_a_large_drawing_runs_springs_on_its_concepts_only_and_puts_content_besi
     sizes = []
     spring = nx.spring_layout
     monkeypatch.setattr(nx, "spring_layout", lambda sub, **kw: sizes.append(sub.number_of_nodes()) or spring(sub, **kw))
-    pos = gv._layout(g, 7)
+    pos = gv.layout(g, 7)
     assert sizes == [60] and set(pos) == set(g) and all(map(math.isfinite, np.ravel(list(pos.values()))))
     scale = max(250.0, 45.0 * math.sqrt(g.number_of_nodes()))
     for n in range(gv.SPRING_NODES):
         assert math.dist(pos[f"n{n}"], pos[f"c{n % 60}"]) < 0.9 / math.sqrt(60) * scale
-    assert pos == gv._layout(g, 7)  # the same graph, the same picture
+    assert pos == gv.layout(g, 7)  # the same graph, the same picture
 
 
 # -- labels that stay clear of each other (issue 17) -------------------------------------------
 
 from browser import LABEL_BOXES_JS, browser_page, overlapping  # noqa: E402
-from loom_nb.views.graph_view import LABELLED, label_boxes, separate  # noqa: E402
+from loom_nb.views.network import LABELLED, label_boxes, separate  # noqa: E402
 
 
 def test_separate_moves_overlapping_boxes_apart_and_keeps_the_first_in_place():

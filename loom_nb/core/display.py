@@ -1,6 +1,7 @@
 """How an object of the engine shows itself, without the engine importing the views.
 
-The views are a leaf: they import the engine's types, never the reverse. So an object
+The views are a leaf: they import the engine's types, and the engine needs none of them to
+show its own objects (it imports the views only to make a figure or a page). So an object
 of the engine inherits :class:`Displayable`, which answers Jupyter's
 ``_repr_mimebundle_`` (honouring ``include`` / ``exclude``, as rich's ``JupyterMixin``
 does) from ``str()`` and from the HTML renderer that ``loom_nb.views`` registered for
@@ -19,7 +20,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Callable
 
-__all__ = ["Displayable", "TABLE_STYLE", "html_table", "register_html", "register_text", "render_html", "render_text"]
+__all__ = ["Displayable", "NodeView", "TABLE_STYLE", "html_table", "register_html", "register_text", "render_html", "render_text"]
 
 TABLE_STYLE = ("<style>table.loom-t{border-collapse:collapse;font-size:12px;margin:4px 0}"
                "table.loom-t.loom-t tr>td,table.loom-t.loom-t tr>th{padding:1px 8px 1px 0;text-align:left;vertical-align:top}"
@@ -99,3 +100,25 @@ class Displayable:
         makers = {"text/plain": lambda: str(self), "text/html": self._repr_html_}
         return {mime: make() for mime, make in makers.items()
                 if (not include or mime in include) and not (exclude and mime in exclude)}
+
+
+class NodeView(Displayable):
+    """One node as a notebook shows it (``loom.view(node_id)``).
+
+    A content node: its preview, its concepts with the link similarity, provenance,
+    staleness and, for a reference, whether its file still matches. A concept: its
+    description, the content linked to it and its neighbour concepts. ``print()`` gives the
+    same facts as text. Its text and HTML are what :mod:`loom_nb.views` registers, so
+    ``Loom.view`` needs no import of the views.
+    """
+
+    def __init__(self, loom, node_id: str):
+        self.loom = loom
+        self.node = loom.graph.node(node_id)  # raises UnknownNodeError for a bad id
+
+    @property
+    def kind(self) -> str:
+        return self.node.kind
+
+    def __repr__(self) -> str:
+        return f"NodeView({self.node.id!r})"

@@ -32,7 +32,7 @@ from .embedding import CachedEmbedder, Embedder
 from .errors import EmbeddingMismatchError, LoomError, UnknownNodeError
 from .graph import (ContentNode, LinkReport, LoomGraph, Namer, Provenance, chunk_mean, clean_text, hold_graph_locks,
                     release_graph_locks)
-from .display import Displayable
+from .display import Displayable, NodeView
 from .modes import Mode, get_mode, message_weights
 from .query import Query
 from .pack import (
@@ -1064,8 +1064,6 @@ class Loom(Displayable):
     def view(self, node_id: str):
         """A node as a notebook shows it (text preview, concepts with link similarity,
         provenance, staleness); prints the same facts in a terminal."""
-        from ..views import NodeView
-
         return NodeView(self, node_id)
 
     def text(self, node_id: str) -> str:

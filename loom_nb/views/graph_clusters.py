@@ -24,19 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..core.concepts import primary_concepts
-from .graph_view import (
-    CONCEPT_COLOUR,
-    EDGE_COLOURS,
-    LOADED_BORDER,
-    LOADED_BORDER_WIDTH,
-    OTHER_COLOUR,
-    TYPE_COLOURS,
-    _label,
-    _layout,
-    _tooltip,
-    new_network,
-    offline_page,
-)
+from .network import (CONCEPT_COLOUR, EDGE_COLOURS, LOADED_BORDER, LOADED_BORDER_WIDTH, OTHER_COLOUR, TYPE_COLOURS,
+                      escaped_label, layout, new_network, offline_page, tooltip)
 
 __all__ = ["cluster_html"]
 
@@ -196,7 +185,7 @@ def cluster_html(loom, result=None, *, max_concepts: int = MAX_CONCEPTS, height:
     graph = loom.graph
     plan = _clusters(loom, result, max_concepts)
     sub = graph.nx.subgraph(plan.drawn)
-    pos = _layout(nx_weighted(sub), seed)
+    pos = layout(nx_weighted(sub), seed)
     net = new_network(height)
     loaded_in = {cid: 0 for cid in plan.drawn}
     for nid in plan.loaded:
@@ -206,23 +195,23 @@ def cluster_html(loom, result=None, *, max_concepts: int = MAX_CONCEPTS, height:
         count, hits = plan.sizes[cid], loaded_in[cid]
         x, y = pos[cid]
         net.add_node(
-            cid, label=_label(f"{c.name} ({count})", 40), shape="diamond", size=round(10 + 4 * math.sqrt(count), 1), x=x, y=y,
+            cid, label=escaped_label(f"{c.name} ({count})", 40), shape="diamond", size=round(10 + 4 * math.sqrt(count), 1), x=x, y=y,
             color={"background": CONCEPT_COLOUR, "border": LOADED_BORDER if hits else "#7a4f70"},
             borderWidth=LOADED_BORDER_WIDTH if hits else 1,
-            title=_tooltip([f"concept {cid} · {count} members" + (f" · {hits} loaded" if hits else ""), c.name,
+            title=tooltip([f"concept {cid} · {count} members" + (f" · {hits} loaded" if hits else ""), c.name,
                             c.description, "click: unfold or fold its members"]),
         )
     for u, v, d in sub.edges(data=True):
         if d.get("kind") == "concept":
             weight = float(d.get("weight", 1.0))
             net.add_edge(u, v, width=round(0.5 + 3 * max(0.0, min(weight, 1.0)), 2), color=EDGE_COLOURS["concept"],
-                         dashes=True, title=_tooltip([f"concept {weight:.3f}"]))
+                         dashes=True, title=tooltip([f"concept {weight:.3f}"]))
     for nid in plan.loaded:
         cid = plan.concept_of[nid]
         record = next(m for m in plan.members[cid] if m["id"] == nid)
         x, y = pos[cid]
         angle = _angle(nid)
-        net.add_node(nid, label=html.escape(record["label"], quote=True), title=_tooltip(record["title"].split("\n")),
+        net.add_node(nid, label=html.escape(record["label"], quote=True), title=tooltip(record["title"].split("\n")),
                      shape="dot", size=record["size"], x=x + 70 * math.cos(angle), y=y + 70 * math.sin(angle),
                      color={"background": record["colour"], "border": LOADED_BORDER}, borderWidth=LOADED_BORDER_WIDTH)
         net.add_edge(nid, cid, width=1.5, color=EDGE_COLOURS["link"])
