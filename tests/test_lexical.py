@@ -436,6 +436,19 @@ def test_path_mentions_read_qualified_names_as_module_paths():
     assert path_mentions("conf.settings is read twice", roots[:3]).tolist() == [1.0] * 3
 
 
+def test_a_module_a_pasted_script_imports_is_not_where_the_fault_is():
+    """``import matplotlib.pyplot as plt`` opens most matplotlib reproductions; the file it
+    names was never the gold one in the SWE-bench issues measured. Such a line names no file
+    as a path does; its words still name the stem. ``from a.b import c`` still names a.b."""
+    paths = ["lib/matplotlib/pyplot.py", "lib/matplotlib/colors.py", "lib/matplotlib/axes/_axes.py"]
+    script = "hist of float16 is wrong\n```python\nimport matplotlib.pyplot as plt\n>>> import numpy, matplotlib.widgets\n"
+    script += "from matplotlib.colors import LogNorm\nplt.hist(values)\n```"
+    assert path_mentions(script, paths).tolist() == [0.4, 1.0, 0.0]
+    # in prose, or imported with its names, the module still names its file
+    assert path_mentions("why does import matplotlib.pyplot take 2 s?", paths)[0] == 1.0
+    assert path_mentions("from matplotlib.pyplot import hist", paths)[0] == 1.0
+
+
 def test_path_mentions_read_a_commit_scope_as_the_section_it_names():
     paths = [
         "gin.go",

@@ -51,15 +51,29 @@ _QUALIFIED = re.compile(r"[a-z_]\w*(?:(?:\.|::)[a-z_]\w*)+")
 path with '/': those are paths, and a URL's parts are not modules."""
 
 
+_MODULE_IMPORT = re.compile(r"^[ \t]*(?:>>>[ \t]*|\.\.\.[ \t]*)?import[ \t]+[\w.]+(?:[ \t]+as[ \t]+\w+)?"
+                            r"(?:[ \t]*,[ \t]*[\w.]+(?:[ \t]+as[ \t]+\w+)?)*[ \t]*$", re.M)
+"""A line that only imports modules (``import matplotlib.pyplot as plt``), as a pasted
+reproduction script begins: it says what the reporter uses, not where the fault is. Of the
+194 SWE-bench issues measured, the 8 files named only so were never gold (7 of them
+``pyplot.py``), where ``from a.b import c`` named the gold file in 5 of 10 (benchmarks/README.md,
+'A module a script imports names no file')."""
+
+
 def _module_candidates(query: str) -> set[str]:
     """Each qualified name's leading parts of two or more segments, '/'-joined: the module a
     name such as ``sphinx.util.inspect.object_description`` may live in
     (``sphinx/util``, ``sphinx/util/inspect``, ``sphinx/util/inspect/object_description``).
+    Names on a line that only imports modules (:data:`_MODULE_IMPORT`) are left out; their
+    words still count as words (``pyplot`` names ``pyplot.py``'s stem).
 
     >>> sorted(_module_candidates("see sphinx.util.inspect.isclass and Monolog\\\\Handler\\\\StreamHandler"))
     ['monolog/handler', 'monolog/handler/streamhandler', 'sphinx/util', 'sphinx/util/inspect', 'sphinx/util/inspect/isclass']
+    >>> sorted(_module_candidates("import matplotlib.pyplot as plt\\nfrom matplotlib.colors import LogNorm"))
+    ['matplotlib/colors']
     """
     found: set[str] = set()
+    query = _MODULE_IMPORT.sub(" ", query)
     for name in _QUALIFIED.findall(query.lower().replace("\\", ".")):
         segments = re.split(r"\.|::", name)
         found.update("/".join(segments[:j]) for j in range(2, len(segments) + 1))
