@@ -551,6 +551,38 @@ def test_a_bare_call_names_the_function_not_the_methods_of_that_name():
     assert mention("doit() hangs") == [0.4, 0.4, 0, 0, 0, 0]
 
 
+def test_a_qualified_name_past_its_module_names_the_definition_not_the_whole_file():
+    """``astropy.wcs.utils.wcs_to_celestial_frame(w)`` in pasted code uses ``utils.py``; it names
+    the function. The function keeps the full path score, the file's other units fall to a
+    basename's; a module named on its own, or by its path, still names the whole file."""
+    g = LoomGraph(LoomConfig(concept_threshold=0.99), embedding_model="toy")
+    units = [  # (path, its name)
+        ("astropy/wcs/utils.py", "wcs_to_celestial_frame"),
+        ("astropy/wcs/utils.py", "celestial_frame_to_wcs"),
+        ("astropy/wcs/utils.py", "_wcs_to_celestial_frame_builtin"),
+        ("astropy/wcs/wcs.py", "WCS"),
+        ("astropy/wcs/wcs.py", "WCS.world_to_pixel"),
+        ("astropy/wcs/wcs.py", "find_all_wcs"),
+    ]
+    for path, name in units:
+        g.add_content(f"def {name}(): ...", np.array(unit(85)), type="file_reference",
+                      meta={"path": path, "lines": [1, 5], "name": name, "defines": [name.rsplit(".", 1)[-1]]},
+                      fields={"path": path, "symbol": name, "content": name})
+
+    def mention(query):
+        r = rank(g, np.array(unit(0)), query=query)
+        return [raw_signal(r, f"n{k + 1}", "path_mention") for k in range(len(units))]
+
+    assert mention("astropy.wcs.utils.wcs_to_celestial_frame(w) fails") == [1.0, 0.7, 0.7, 0, 0, 0]
+    # a class name past its module keeps the class and its methods
+    assert mention("x = astropy.wcs.wcs.WCS(header)") == [0, 0, 0, 1.0, 1.0, 0.7]
+    # a name the module does not define narrows nothing; the module alone names the whole file
+    assert mention("astropy.wcs.utils.no_such_thing(w)") == [1.0, 1.0, 1.0, 0, 0, 0]
+    assert mention("see astropy.wcs.utils for the frames") == [1.0, 1.0, 1.0, 0, 0, 0]
+    # the file named by its path as well stays named whole
+    assert mention("astropy/wcs/utils.py: astropy.wcs.utils.wcs_to_celestial_frame fails") == [1.0, 1.0, 1.0, 0, 0, 0]
+
+
 def test_a_damaged_vector_scores_no_meaning_instead_of_nan(caplog):
     """A vectors file with bytes overwritten can hold NaN: that row scores 0 on meaning (with a
     warning), so the table never shows "semantic nan" and the row ranks on its other signals."""

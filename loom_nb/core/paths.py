@@ -378,6 +378,38 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     return np.where(has, value[inverse], 0.0)
 
 
+def module_members(query: str, paths: list[str | None]) -> list[tuple[np.ndarray, str]]:
+    """For each qualified name that goes on past a module the workspace has
+    (``astropy.wcs.utils.wcs_to_celestial_frame``: the module ``astropy/wcs/utils``, then
+    ``wcs_to_celestial_frame``), the rows of each file that module names and that name,
+    lower-cased: what :func:`~loom_nb.core.rank.lexical_signals` narrows the file's path
+    mention to. A file the query also names by its path is not narrowed; nor is a module
+    more than :data:`MAX_FILES_PER_NAME` files end with (it names none of them).
+
+    >>> rows = module_members("astropy.wcs.utils.wcs_to_celestial_frame(w)", ["astropy/wcs/utils.py", "a.py", "astropy/wcs/utils.py"])
+    >>> [(r.tolist(), name) for r, name in rows]
+    [([0, 2], 'wcs_to_celestial_frame')]
+    """
+    table = _table(paths)
+    if table.unique.size == 0:
+        return []
+    lowered = query.lower().replace("\\", "/")
+    found: list[tuple[np.ndarray, str]] = []
+    seen: set[tuple[int, str]] = set()
+    for name in _QUALIFIED.findall(_MODULE_IMPORT.sub(" ", query).lower().replace("\\", ".")):
+        segments = re.split(r"\.|::", name)
+        for j in range(2, len(segments)):
+            files = table.module_tails.get("/".join(segments[:j]), [])
+            if len(files) > MAX_FILES_PER_NAME:
+                continue
+            for file in files:
+                if (file, segments[j]) in seen or table.unique[file] in lowered:
+                    continue
+                seen.add((file, segments[j]))
+                found.append((np.flatnonzero((table.inverse == file) & table.has), segments[j]))
+    return found
+
+
 SCOPE_SCORE = BASENAME_SCORE
 """What a conventional commit's scope gives the file whose stem it is. Measured through the
 default path on the sets with scoped subjects (benchmarks/README.md, 'A commit's scope names
