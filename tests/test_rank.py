@@ -579,8 +579,9 @@ def test_a_qualified_name_past_its_module_names_the_definition_not_the_whole_fil
     # a name the module does not define narrows nothing; the module alone names the whole file
     assert mention("astropy.wcs.utils.no_such_thing(w)") == [1.0, 1.0, 1.0, 0, 0, 0]
     assert mention("see astropy.wcs.utils for the frames") == [1.0, 1.0, 1.0, 0, 0, 0]
-    # the file named by its path as well stays named whole
-    assert mention("astropy/wcs/utils.py: astropy.wcs.utils.wcs_to_celestial_frame fails") == [1.0, 1.0, 1.0, 0, 0, 0]
+    # the file linked by its path as well: the function is still what the message points at
+    assert mention("see astropy/wcs/utils.py#L12: astropy.wcs.utils.wcs_to_celestial_frame fails") == [1.0, 0.7, 0.7, 0, 0, 0]
+    assert mention("see astropy/wcs/utils.py#L12") == [1.0, 1.0, 1.0, 0, 0, 0]
 
 
 def test_a_damaged_vector_scores_no_meaning_instead_of_nan(caplog):

@@ -383,8 +383,9 @@ def module_members(query: str, paths: list[str | None]) -> list[tuple[np.ndarray
     (``astropy.wcs.utils.wcs_to_celestial_frame``: the module ``astropy/wcs/utils``, then
     ``wcs_to_celestial_frame``), the rows of each file that module names and that name,
     lower-cased: what :func:`~loom_nb.core.rank.lexical_signals` narrows the file's path
-    mention to. A file the query also names by its path is not narrowed; nor is a module
-    more than :data:`MAX_FILES_PER_NAME` files end with (it names none of them).
+    mention to, even when the query names the file by its path as well (an issue links the file
+    and names the function). A module more than :data:`MAX_FILES_PER_NAME` files end with names
+    none of them.
 
     >>> rows = module_members("astropy.wcs.utils.wcs_to_celestial_frame(w)", ["astropy/wcs/utils.py", "a.py", "astropy/wcs/utils.py"])
     >>> [(r.tolist(), name) for r, name in rows]
@@ -393,7 +394,6 @@ def module_members(query: str, paths: list[str | None]) -> list[tuple[np.ndarray
     table = _table(paths)
     if table.unique.size == 0:
         return []
-    lowered = query.lower().replace("\\", "/")
     found: list[tuple[np.ndarray, str]] = []
     seen: set[tuple[int, str]] = set()
     for name in _QUALIFIED.findall(_MODULE_IMPORT.sub(" ", query).lower().replace("\\", ".")):
@@ -403,7 +403,7 @@ def module_members(query: str, paths: list[str | None]) -> list[tuple[np.ndarray
             if len(files) > MAX_FILES_PER_NAME:
                 continue
             for file in files:
-                if (file, segments[j]) in seen or table.unique[file] in lowered:
+                if (file, segments[j]) in seen:
                     continue
                 seen.add((file, segments[j]))
                 found.append((np.flatnonzero((table.inverse == file) & table.has), segments[j]))
