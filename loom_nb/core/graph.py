@@ -289,7 +289,9 @@ def _locked(method):
 
 _LIVE_GRAPHS: "weakref.WeakValueDictionary[int, LoomGraph]" = weakref.WeakValueDictionary()
 """Every graph alive, by ``id`` (a graph compares by content, so it is not hashable)."""
-_HELD_FOR_FORK: list = []
+_HELD_FOR_FORK = threading.local()
+"""What the forking thread took (:func:`hold_graph_locks`): per thread, so two threads forking
+at once each give back only their own."""
 FORK_LOCK_WAIT = 60.0
 """Seconds a fork waits for one graph's lock before it goes on without it."""
 
@@ -304,17 +306,19 @@ def hold_graph_locks() -> None:
     which the child keeps. Locks are taken in one order (by ``id``) so two threads forking at
     once do not wait on each other; one not free within :data:`FORK_LOCK_WAIT` seconds is
     left (the fork goes on, logged) rather than hanging the parent."""
+    held = _HELD_FOR_FORK.__dict__.setdefault("graphs", [])
     for _, graph in sorted(list(_LIVE_GRAPHS.items()), key=lambda item: item[0]):
         if graph.lock.acquire(timeout=FORK_LOCK_WAIT):
-            _HELD_FOR_FORK.append(graph)
+            held.append(graph)
         else:
             log.warning("a fork went on without a graph's lock, held for over %.0f s by another thread", FORK_LOCK_WAIT)
 
 
 def release_graph_locks() -> None:
     """Give back what :func:`hold_graph_locks` took, in the parent and in the child."""
-    while _HELD_FOR_FORK:
-        _HELD_FOR_FORK.pop().lock.release()
+    held = _HELD_FOR_FORK.__dict__.get("graphs", [])
+    while held:
+        held.pop().lock.release()
 
 
 class LoomGraph:
