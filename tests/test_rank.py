@@ -579,6 +579,9 @@ def test_a_qualified_name_past_its_module_names_the_definition_not_the_whole_fil
     # a name the module does not define narrows nothing; the module alone names the whole file
     assert mention("astropy.wcs.utils.no_such_thing(w)") == [1.0, 1.0, 1.0, 0, 0, 0]
     assert mention("see astropy.wcs.utils for the frames") == [1.0, 1.0, 1.0, 0, 0, 0]
+    # an object's repr in pasted output: the module still names the file, the class no member
+    assert mention("ds.get() gives [<astropy.wcs.utils.wcs_to_celestial_frame at 0x7f105bf1df20>]") == [1.0, 1.0, 1.0, 0, 0, 0]
+    assert mention("type(w) is <class 'astropy.wcs.wcs.WCS'>") == [0, 0, 0, 1.0, 1.0, 1.0]
     # the file linked by its path as well: the function is still what the message points at
     assert mention("see astropy/wcs/utils.py#L12: astropy.wcs.utils.wcs_to_celestial_frame fails") == [1.0, 0.7, 0.7, 0, 0, 0]
     assert mention("see astropy/wcs/utils.py#L12") == [1.0, 1.0, 1.0, 0, 0, 0]
