@@ -276,7 +276,7 @@ def narrow_to_definitions(graph: LoomGraph, message: str, paths: list, mention: 
     The whole file at the full score took the budget: in ``astropy-13579`` 18 of the 19 units
     loaded were those of ``utils.py`` and ``wcs.py``. Measured on the SWE-bench pool
     (benchmarks/README.md, 'A qualified name names its definition'): two issues gain all
-    their lines at one budget, one loses 0.62 at 4k; no other labelled query changes."""
+    their lines at one budget and none loses; no other labelled query changes."""
     members = module_members(message, paths) if message else []
     if not members:
         return mention
