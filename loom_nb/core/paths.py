@@ -73,11 +73,16 @@ def _module_candidates(query: str) -> set[str]:
     ['matplotlib/colors']
     """
     found: set[str] = set()
-    query = _MODULE_IMPORT.sub(" ", query)
-    for name in _QUALIFIED.findall(query.lower().replace("\\", ".")):
-        segments = re.split(r"\.|::", name)
+    for segments in _qualified_names(query):
         found.update("/".join(segments[:j]) for j in range(2, len(segments) + 1))
     return found
+
+
+def _qualified_names(text: str) -> list[list[str]]:
+    """The qualified names of ``text`` (lower-cased, '\\' read as '.'), each split into its
+    parts; none from a line that only imports modules (:data:`_MODULE_IMPORT`)."""
+    text = _MODULE_IMPORT.sub(" ", text).lower().replace("\\", ".")
+    return [re.split(r"\.|::", name) for name in _QUALIFIED.findall(text)]
 
 
 _TAG = re.compile(r"`([^`\n]+)`|(?<![\w@])@([^\s`'\"<>]+)")
@@ -406,9 +411,7 @@ def module_members(query: str, paths: list[str | None]) -> list[tuple[np.ndarray
         return []
     found: list[tuple[np.ndarray, str]] = []
     seen: set[tuple[int, str]] = set()
-    text = _OBJECT_REPR.sub(" ", _MODULE_IMPORT.sub(" ", query))
-    for name in _QUALIFIED.findall(text.lower().replace("\\", ".")):
-        segments = re.split(r"\.|::", name)
+    for segments in _qualified_names(_OBJECT_REPR.sub(" ", query)):
         for j in range(2, len(segments)):
             files = table.module_tails.get("/".join(segments[:j]), [])
             if len(files) > MAX_FILES_PER_NAME:
