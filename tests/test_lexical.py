@@ -517,6 +517,31 @@ def test_a_camel_case_name_names_the_snake_case_file_of_its_words():
     assert mentions(follow_up.retrieval_text())["axum-macros/src/typed_path.rs"] == 0.0
 
 
+def test_a_camel_case_name_written_as_a_files_stem_names_it_as_its_basename_would():
+    paths = ["src/Util/RegexHelper.php", "src/Util/LinkParserHelper.php", "tests/unit/Util/RegexHelperTest.php",
+             "src/regex_helper.py", "src/Handler/CurlMultiHandler.php", "a/CurlMultiHandler.php",
+             "b/CurlMultiHandler.php", "c/CurlMultiHandler.php"]
+
+    def mentions(query):
+        return dict(zip(paths, path_mentions(query, paths).tolist()))
+
+    # commonmark-e14f15fdb5: RegexHelper is the class, and a PHP class's file is named after it
+    m = mentions("Publish Cursor::matchInPlace() and deprecate the anchored RegexHelper constants")
+    assert m["src/Util/RegexHelper.php"] == 0.7
+    # the snake_case file of the same words keeps a stem's 0.4; another class's file, a test's, nothing
+    assert m["src/regex_helper.py"] == 0.4
+    assert m["src/Util/LinkParserHelper.php"] == m["tests/unit/Util/RegexHelperTest.php"] == 0.0
+    # written otherwise it is a word, as before: the stem's 0.4
+    assert mentions("the regexhelper constants")["src/Util/RegexHelper.php"] == 0.4
+    assert mentions("the REGEXHELPER constants")["src/Util/RegexHelper.php"] == 0.4
+    # a class name more than MAX_FILES_PER_NAME files have names none of them
+    assert mentions("CurlMultiHandler leaks handles")["src/Handler/CurlMultiHandler.php"] == 0.0
+    # only the message names: not the exchange a follow-up is ranked with
+    follow_up = Query("and who calls it?", [{"role": "user", "content": "what is RegexHelper for?"},
+                                            {"role": "assistant", "content": "RegexHelper holds the patterns."}])
+    assert mentions(follow_up.retrieval_text())["src/Util/RegexHelper.php"] == 0.4
+
+
 def test_tagged_mask_folder_and_file():
     paths = ["loom_nb/index/walk.py", "loom_nb/indexer.py", "loom_nb/rank.py", None, "README.md"]
     assert tagged_mask(["loom_nb/index"], paths).tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]

@@ -146,6 +146,11 @@ class _PathTable:
         # same words reads as, lower-cased (typed_path.rs is TypedPath's file); "" when it has none
         joined = np.char.replace(np.char.replace(self.stems, "_", ""), "-", "") if self.stems.size else self.stems
         self.joined_stems = np.where(joined != self.stems, joined, "").astype(str)
+        # a stem written in CamelCase (RegexHelper.php, HandlerStack.php), as written: in PHP,
+        # Java, C#, Kotlin and Swift a class's file is named after it; "" for any other stem
+        raw_stems = [p.replace("\\", "/").rsplit("/", 1)[-1] for p in raw.tolist()]
+        raw_stems = [b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in raw_stems]
+        self.camel_stems = np.array([b if _CAMEL_NAME.fullmatch(b) else "" for b in raw_stems], dtype=str)
         self.folders = np.array([p.rsplit("/", 2)[-2] if p.count("/") else "" for p in self.unique.tolist()], dtype=str)
         # each unique file's role (code into ROLES; 0 without a path), read once for the
         # shared-name test below and for roles()
@@ -155,7 +160,7 @@ class _PathTable:
         role_prefix = np.char.add(self.role_codes.astype(str), "/")
         self.basename_shared = _shared_by_more(np.char.add(role_prefix, self.basenames), MAX_FILES_PER_NAME)
         self.stem_shared = _shared_by_more(np.char.add(role_prefix, self.stems), MAX_FILES_PER_NAME)
-        for array in (self.unique, self.inverse, self.has, self.basenames, self.stems, self.joined_stems, self.has_extension,
+        for array in (self.unique, self.inverse, self.has, self.basenames, self.stems, self.joined_stems, self.camel_stems, self.has_extension,
                       self.folders, self.role_codes, self.basename_shared, self.stem_shared):
             array.setflags(write=False)  # shared by every query on the column
         self._roles: np.ndarray | None = None
@@ -302,6 +307,10 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
       module path more than :data:`MAX_FILES_PER_NAME` files end with names none of them.
     * 0.7 — the basename with its extension appears (``rank.py``), possibly as the end of a
       query path, so ``tests/rank.py`` also gets 0.7 when the query names ``loom_nb/rank.py``.
+      So does a CamelCase name of the message written exactly as a file's stem: in PHP, Java,
+      C#, Kotlin and Swift a class's file is named after it (``RegexHelper`` names
+      ``src/Util/RegexHelper.php``; of the 16 commits of the two PHP sets whose message names
+      a file so, 14 changed it).
     * 0.4 — the basename's stem appears as a whole word (``rank`` in "how does rank work"),
       or as the gerund of the message ("ranking", see :func:`_uninflected`), and has at
       least :data:`MIN_STEM_CHARS` characters. A basename without an extension
@@ -339,6 +348,8 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
     array([0.25, 0.7 ])
     >>> path_mentions("validate TypedPath in the macro", ["axum-macros/src/typed_path.rs", "axum-macros/src/lib.rs"])
     array([0.4, 0. ])
+    >>> path_mentions("deprecate the RegexHelper constants", ["src/Util/RegexHelper.php", "src/regex_helper.py"])
+    array([0.7, 0.4])
     """
     table = _table(paths)
     unique, inverse, has = table.unique, table.inverse, table.has
@@ -374,6 +385,10 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
             ),
         ),
     )
+    written = np.array(sorted(set(_CAMEL_NAME.findall(own))), dtype=str)  # as written, not lower-cased
+    if written.size:  # RegexHelper names RegexHelper.php as surely as its basename would
+        value = np.where(np.isin(table.camel_stems, written) & has_extension & ~table.stem_shared,
+                         np.maximum(value, BASENAME_SCORE), value)
     for module in _module_candidates(query):  # a qualified name is as explicit as the file's path,
         files = table.module_tails.get(module, [])  # unless, as a shared basename, many files have it
         if len(files) <= MAX_FILES_PER_NAME:
