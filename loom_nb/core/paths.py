@@ -328,8 +328,9 @@ def path_mentions(query: str, paths: list[str | None]) -> np.ndarray:
       is short) or the end of its path without the extension (``fix(middleware/static):``),
       and as a folder (0.25) when it is any folder along the path (``feat(axum-extra):``).
 
-    Matching is case-insensitive (but for a CamelCase name written as a stem); ``None`` or empty paths score 0. Query tokens are parsed
-    once into sets, then every unique path is looked up with ``np.isin``.
+    Matching is case-insensitive but for a CamelCase name written as a stem; ``None`` or empty
+    paths score 0. Query tokens are parsed once into sets, then every unique path is looked up
+    with ``np.isin``.
 
     >>> path_mentions("why is rank.py slow in loom_nb/pack.py? and tokens", ["loom_nb/pack.py", "loom_nb/rank.py", "loom_nb/tokens.py", None])
     array([1. , 0.7, 0.4, 0. ])
