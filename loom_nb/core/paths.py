@@ -123,6 +123,11 @@ def tagged_paths(query: str) -> list[str]:
     return found
 
 
+def _stem(basename: str) -> str:
+    """A basename without its extension; a dotfile (``.env``) is all stem."""
+    return basename.rsplit(".", 1)[0] if basename.find(".", 1) > 0 else basename
+
+
 class _PathTable:
     """The unique paths of one paths column and what the path signals read of them, worked
     out once: ``unique`` (lower-cased, normalised), ``inverse`` (row -> unique), ``has``
@@ -140,7 +145,7 @@ class _PathTable:
         self.has = has & (text != "")
         names = [p.rsplit("/", 1)[-1] for p in self.unique.tolist()]
         self.basenames = np.array(names, dtype=str)
-        self.stems = np.array([b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in names], dtype=str)
+        self.stems = np.array([_stem(b) for b in names], dtype=str)
         self.has_extension = self.stems != self.basenames
         # a snake_case or kebab-case stem without its separators: what a CamelCase name of the
         # same words reads as, lower-cased (typed_path.rs is TypedPath's file); "" when it has none
@@ -148,8 +153,7 @@ class _PathTable:
         self.joined_stems = np.where(joined != self.stems, joined, "").astype(str)
         # a stem written in CamelCase (RegexHelper.php, HandlerStack.php), as written: in PHP,
         # Java, C#, Kotlin and Swift a class's file is named after it; "" for any other stem
-        raw_stems = [p.replace("\\", "/").rsplit("/", 1)[-1] for p in raw.tolist()]
-        raw_stems = [b.rsplit(".", 1)[0] if b.find(".", 1) > 0 else b for b in raw_stems]
+        raw_stems = [_stem(p.replace("\\", "/").rsplit("/", 1)[-1]) for p in raw.tolist()]
         self.camel_stems = np.array([b if _CAMEL_NAME.fullmatch(b) else "" for b in raw_stems], dtype=str)
         self.folders = np.array([p.rsplit("/", 2)[-2] if p.count("/") else "" for p in self.unique.tolist()], dtype=str)
         # each unique file's role (code into ROLES; 0 without a path), read once for the
