@@ -97,8 +97,9 @@ cells = [
         "(staleness in a fresh index, `git_dirty` with no uncommitted changes) changes every score's scale\n"
         "when it is taken out, not their order, so a change in its row is a flip at the budget's edge (each\n"
         "manifest line prints its node's score), not something it earns. A change smaller than one case's\n"
-        "share (about 0.04 here) can be such a flip too: on these questions the embedding earns gold files\n"
-        "more than gold lines. `loom-nb eval CASES --ablations` prints the same table."
+        "share (about 0.04 here) can be such a flip too. Here the keyword signal (`terms`) and the embedding\n"
+        "(`semantic`) earn the most, and the cell checks that each earns gold files. `loom-nb eval CASES\n"
+        "--ablations` prints the same table."
     ),
     new_code_cell(
         "from loom_nb.evaluation import ablations\n\n"
