@@ -24,7 +24,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -32,6 +31,7 @@ import loom_nb.evaluation.run as run  # noqa: E402
 import loom_nb.index.indexer as indexer  # noqa: E402
 from loom_nb.core.config import LoomConfig  # noqa: E402
 from loom_nb.evaluation.tuning import prepare  # noqa: E402
+from sweep_config import mean_recalls  # noqa: E402  (benchmarks/, this script's folder)
 
 BUDGETS = [4000, 8000, 16000]
 OLD_THRESHOLD = 0.8
@@ -39,11 +39,7 @@ OLD_CONCEPT_RELEVANCE = 0.3
 
 
 def _recall(prepared, config: LoomConfig) -> list[float]:
-    out = []
-    for budget in BUDGETS:
-        graded = [p.run(config, budget) for p in prepared]
-        out.append(float(np.mean([g.line_recall for g in graded if g.line_recall is not None] or [0.0])))
-    return out
+    return [mean_recalls(prepared, config, budget)[0] for budget in BUDGETS]
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -36,6 +36,7 @@ import loom_nb.index.symbols as symbols  # noqa: E402
 from loom_nb.core.config import LoomConfig  # noqa: E402
 from loom_nb.core.notebooks import NotebookError  # noqa: E402
 from loom_nb.evaluation.tuning import prepare  # noqa: E402
+from sweep_config import mean_recalls  # noqa: E402  (benchmarks/, this script's folder)
 from loom_nb.index import datafiles, languages  # noqa: E402
 
 BUDGETS = [4000, 8000, 16000]
@@ -44,11 +45,7 @@ ADDED = frozenset({spec.language for spec in languages.SPECS} | set(datafiles.FO
 
 
 def _recall(prepared) -> list[float]:
-    out = []
-    for budget in BUDGETS:
-        graded = [p.run(LoomConfig(), budget) for p in prepared]
-        out.append(float(np.mean([g.line_recall for g in graded if g.line_recall is not None] or [0.0])))
-    return out
+    return [mean_recalls(prepared, LoomConfig(), budget)[0] for budget in BUDGETS]
 
 
 def without_issue_18() -> None:

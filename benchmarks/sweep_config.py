@@ -38,16 +38,20 @@ def parse_value(text: str):
     return int(text) if text.lstrip("-").isdigit() else float(text)
 
 
+def mean_recalls(prepared, config: LoomConfig, budget: int) -> tuple[float, float]:
+    """Mean line and gold-file recall of ``prepared`` cases under ``config`` at one budget,
+    each case packed once. A case without gold line ranges has no line recall and is left out
+    of that mean, as bench_quality.py does (counted as 0 it scaled the self set's figures by
+    27/36). The comparison scripts (``compare_*.py``) grade with it too."""
+    graded = [p.run(config, budget) for p in prepared]
+    line, file = (float(np.mean([v for g in graded if (v := getattr(g, m)) is not None] or [0.0]))
+                  for m in ("line_recall", "file_recall"))
+    return line, file
+
+
 def recall_row(prepared, config: LoomConfig, budgets: list[int]) -> dict[int, list[float]]:
-    """Mean line and gold-file recall of ``prepared`` cases under ``config``, per budget. A case
-    without gold line ranges has no line recall and is left out of that mean, as
-    bench_quality.py does (counted as 0 it scaled the self set's figures by 27/36)."""
-    row = {}
-    for budget in budgets:
-        graded = [p.run(config, budget) for p in prepared]
-        row[budget] = [round(float(np.mean([v for g in graded if (v := getattr(g, m)) is not None] or [0.0])), 3)
-                       for m in ("line_recall", "file_recall")]
-    return row
+    """:func:`mean_recalls` per budget, rounded to three places."""
+    return {budget: [round(v, 3) for v in mean_recalls(prepared, config, budget)] for budget in budgets}
 
 
 def prepared_sets(paths: list[Path], bench: Workbench):
