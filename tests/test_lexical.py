@@ -449,6 +449,11 @@ def test_a_module_a_pasted_script_imports_is_not_where_the_fault_is():
     assert path_mentions("from matplotlib.pyplot import hist", paths)[0] == 1.0
 
 
+
+def mentions_over(paths):
+    """``query -> {path: its path mention}`` over ``paths``, for reading a test's expectations."""
+    return lambda query: dict(zip(paths, path_mentions(query, paths).tolist()))
+
 def test_path_mentions_read_a_commit_scope_as_the_section_it_names():
     paths = [
         "gin.go",
@@ -461,8 +466,7 @@ def test_path_mentions_read_a_commit_scope_as_the_section_it_names():
         "pkg/a/util.go", "pkg/b/util.go", "pkg/c/util.go", "pkg/d/util.go",
     ]
 
-    def mentions(query):
-        return dict(zip(paths, path_mentions(query, paths).tolist()))
+    mentions = mentions_over(paths)
 
     # a scope that is a file's stem names it as its basename would, even a short one ('gin' is
     # under MIN_STEM_CHARS, so in prose it names nothing); its test file is another stem
@@ -498,8 +502,7 @@ def test_a_camel_case_name_names_the_snake_case_file_of_its_words():
     paths = ["axum-macros/src/typed_path.rs", "axum-extra/src/typed_header.rs", "gin/response_writer.go",
              "src/typed.rs", "web/typed-path.ts", "gin/routergroup.go"]
 
-    def mentions(query):
-        return dict(zip(paths, path_mentions(query, paths).tolist()))
+    mentions = mentions_over(paths)
 
     # axum-98aea470f9: TypedPath's file is typed_path.rs (measured: its units ranked 50th and 59th, unnamed)
     assert mentions("feat(macros): add compile-time validations to TypedPath macro") == {
@@ -522,8 +525,7 @@ def test_a_camel_case_name_written_as_a_files_stem_names_it_as_its_basename_woul
              "src/regex_helper.py", "src/Handler/CurlMultiHandler.php", "a/CurlMultiHandler.php",
              "b/CurlMultiHandler.php", "c/CurlMultiHandler.php"]
 
-    def mentions(query):
-        return dict(zip(paths, path_mentions(query, paths).tolist()))
+    mentions = mentions_over(paths)
 
     # commonmark-e14f15fdb5: RegexHelper is the class, and a PHP class's file is named after it
     m = mentions("Publish Cursor::matchInPlace() and deprecate the anchored RegexHelper constants")
