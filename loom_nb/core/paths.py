@@ -505,7 +505,8 @@ _CHANGELOG_PARTS = frozenset({"changelog", "changelog.d", "changes", "newsfragme
                               "next_api_changes", "releases", "release-notes", "release_notes"})
 """Names of a project's change log (``CHANGES.rst``, ``HISTORY.md``, ``whats-new.rst``) and of the
 folders that hold its entries (towncrier's ``newsfragments/``, pylint's ``doc/whatsnew/``,
-Django's ``docs/releases/``). Its entries are written in the words of commit messages, each about
+Django's ``docs/releases/``), and an older series' log beside it (commonmark's ``CHANGELOG-1.x.md``,
+a stem that starts ``changelog-`` or ``changelog_``). Its entries are written in the words of commit messages, each about
 another change: fastapi's release notes took 7 % of the context at 8k on its commits."""
 ROLES: tuple[str, ...] = ("", "code", "test", "other", "changelog")
 """Codes of :func:`path_roles`: no path, program source, tests, everything else, and change logs
@@ -534,6 +535,8 @@ def file_role(path: str) -> str:
     ('other', 'other')
     >>> [file_role(p) for p in ("CHANGES.rst", "doc/whats-new.rst", "changelog.d/123.bugfix.md", "docs/releases/4.2.txt")]
     ['changelog', 'changelog', 'changelog', 'changelog']
+    >>> file_role("CHANGELOG-1.x.md"), file_role("docs/history-design-future.md")  # an older series' log; not a log
+    ('changelog', 'other')
     >>> file_role("src/changes/history.py"), file_role("docs/history_of_the_project.md")
     ('code', 'other')
     >>> [file_role(p) for p in ("src/Local/LocalFilesystemAdapterTest.php", "src/FilesystemAdapterTestCase.php",
@@ -549,7 +552,9 @@ def file_role(path: str) -> str:
                                                or stem.endswith(("_test", "_tests", "_spec", ".test", ".spec"))
                                                or _CAMEL_TEST.search(path))):
         return "test"
-    if not is_code and (name.split(".", 1)[0] in _CHANGELOG_STEMS or folders & _CHANGELOG_PARTS):
+    first = name.split(".", 1)[0]
+    if not is_code and (first in _CHANGELOG_STEMS or first.startswith(("changelog-", "changelog_"))
+                        or folders & _CHANGELOG_PARTS):
         return "changelog"
     if folders & _NOT_CODE_PARTS or (folders & _CATALOG_PARTS and _LOCALE_STEM.search(stem)):
         return "other"
