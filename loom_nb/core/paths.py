@@ -505,9 +505,10 @@ _CHANGELOG_PARTS = frozenset({"changelog", "changelog.d", "changes", "newsfragme
                               "next_api_changes", "releases", "release-notes", "release_notes"})
 """Names of a project's change log (``CHANGES.rst``, ``HISTORY.md``, ``whats-new.rst``) and of the
 folders that hold its entries (towncrier's ``newsfragments/``, pylint's ``doc/whatsnew/``,
-Django's ``docs/releases/``), and an older series' log beside it (commonmark's ``CHANGELOG-1.x.md``,
-a stem that starts ``changelog-`` or ``changelog_``). Its entries are written in the words of commit messages, each about
-another change: fastapi's release notes took 7 % of the context at 8k on its commits."""
+Django's ``docs/releases/``), and an older series' log beside it (commonmark's
+``CHANGELOG-1.x.md``: a stem that starts ``changelog-`` or ``changelog_``). Its entries are written
+in the words of commit messages, each about another change: fastapi's release notes took 7 % of
+the context at 8k on its commits."""
 ROLES: tuple[str, ...] = ("", "code", "test", "other", "changelog")
 """Codes of :func:`path_roles`: no path, program source, tests, everything else, and change logs
 (a non-code file named or filed as one: ``CHANGELOG.md``, ``changelog.d/123.bugfix``)."""
