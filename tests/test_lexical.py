@@ -449,10 +449,10 @@ def test_a_module_a_pasted_script_imports_is_not_where_the_fault_is():
     assert path_mentions("from matplotlib.pyplot import hist", paths)[0] == 1.0
 
 
-
 def mentions_over(paths):
     """``query -> {path: its path mention}`` over ``paths``, for reading a test's expectations."""
     return lambda query: dict(zip(paths, path_mentions(query, paths).tolist()))
+
 
 def test_path_mentions_read_a_commit_scope_as_the_section_it_names():
     paths = [
