@@ -24,7 +24,6 @@ import argparse
 import sys
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import loom_nb.evaluation.run as run  # noqa: E402

@@ -36,8 +36,8 @@ import loom_nb.index.symbols as symbols  # noqa: E402
 from loom_nb.core.config import LoomConfig  # noqa: E402
 from loom_nb.core.notebooks import NotebookError  # noqa: E402
 from loom_nb.evaluation.tuning import prepare  # noqa: E402
-from sweep_config import mean_recalls  # noqa: E402  (benchmarks/, this script's folder)
 from loom_nb.index import datafiles, languages  # noqa: E402
+from sweep_config import mean_recalls  # noqa: E402  (benchmarks/, this script's folder)
 
 BUDGETS = [4000, 8000, 16000]
 ADDED = frozenset({spec.language for spec in languages.SPECS} | set(datafiles.FORMATS))
