@@ -11,7 +11,7 @@ import pytest
 from loom_nb.cli import main
 from loom_nb.core.errors import LoomError
 from loom_nb.evaluation.run import load_cases
-from loom_nb.evaluation.mine import MineLimits, clean_message, gold_spans, is_source, mine_commits, parent_blocks, parse_hunks, patch_spans, write_cases
+from loom_nb.evaluation.mine import MineLimits, clean_message, gold_spans, is_release, is_source, mine_commits, parent_blocks, parse_hunks, patch_spans, write_cases
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -150,6 +150,15 @@ def test_helpers():
     assert parse_hunks(diff) == {"m.go": [(1, 2), (5, 5)]}
     assert parse_hunks(diff, kinds=True) == {"m.go": [(5, 5, "changed"), (1, 2, "inserted")]}
     assert gold_spans([(1, 3, "changed")], ["x", "", "y"]) == [(1, 1), (3, 3)]
+
+
+def test_a_release_and_the_revert_of_one_are_version_bumps_other_reverts_are_cases():
+    assert is_release("Reverting release version changes")  # composer's release script
+    assert is_release('Revert "maint(release): bump version to 1.15.0.dev"')
+    assert is_release("chore(release): 2.3.0")
+    assert not is_release('Revert "Make `FailFast` hashable"')
+    assert not is_release("Revert back to v4 behavior for group registering implicit 404 handlers")
+    assert not is_release("Fix the revert of a version check")  # 'revert' not leading: judged as written
 
 
 def test_a_patch_with_context_gives_the_gold_a_zero_context_diff_gives(repo):

@@ -17,7 +17,7 @@ suitable commit into a :class:`~loom_nb.evaluation.run.Case`-shaped record:
   commit adds has no lines in the parent, so it cannot be gold.
 
 Filters (each rejection is counted in :class:`MineReport`): merges; bots; version bumps and
-releases; tooling (CI, linter, type-checker and dependency updates: their message names a tool,
+releases, and reverts of them; tooling (CI, linter, type-checker and dependency updates: their message names a tool,
 not the code); formatting-only commits (the message says so, or the diff is empty once
 whitespace is ignored); commits that touch no non-test source file (docs, tests, CI only);
 commits with too many source files or changed lines; and those whose message is too short
@@ -57,6 +57,7 @@ _VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?(?:[-.]?\w+)?\b")
 _RELEASE = re.compile(r"^\s*(?:release|releasing|prepare(?:d)?\s+(?:for\s+)?(?:release|version)|bump(?:ed)?\s+(?:the\s+)?version|"
                       r"version\s+bump|start\s+version|set\s+version|back\s+to\s+dev|update\s+version|"
                       r"chore\(release\)|chore:\s*release|🔖)", re.IGNORECASE)
+_REVERT = re.compile(r"""^\s*revert(?:ing|ed|s)?\b\s*:?\s*["'“]?""", re.IGNORECASE)
 _FORMATTING = re.compile(r"\b(?:reformat\w*|format(?:ting)?\s+(?:code|files|with)|run\s+(?:black|ruff|gofmt|prettier|isort)|"
                          r"apply\s+(?:black|ruff|gofmt|prettier|isort)|(?:black|isort|gofmt|prettier|ruff)\s+format|"
                          r"pre-commit\s+autoupdate|whitespace|trailing\s+spaces?|code\s+style|lint(?:ing)?\s+fix|fix\s+lint\w*|"
@@ -358,6 +359,25 @@ def _commits(repo: Path, rev: str, since: str | None, until: str | None) -> Iter
         yield sha, parents.split(), author, message
 
 
+def is_release(subject: str) -> bool:
+    """Whether a commit subject releases or bumps a version, or reverts such a commit.
+
+    A release script may undo its own version bump after tagging (composer follows each
+    release with "Reverting release version changes": 94 of its last 3,000 commits). Such a
+    commit changes a version constant, and its message names no behaviour to look for.
+
+    >>> [is_release(s) for s in ("Release version 1.2.0", "Reverting release version changes",
+    ...                          'Revert "Bump version to 2.4.0"', 'Revert "Make `FailFast` hashable"')]
+    [True, True, True, False]
+    """
+    for text in (subject, _REVERT.sub("", subject, count=1)):
+        if _RELEASE.search(text) or (re.match(r"^\s*(?:bump|release|version)\b", text, re.I) and _VERSION.search(text)):
+            return True
+        if _VERSION.search(text) and re.search(r"release|changelog|version|bump", text, re.I):
+            return True
+    return False
+
+
 def judge(repo: Path, sha: str, parents: list[str], author: str, message: str, limits: MineLimits) -> tuple[str, dict | None]:  # noqa: C901 - one filter per rejection reason, counted in the report
     """Why a commit is rejected (``"merge"``, ``"version bump"``, …), or ``("", case data)``."""
     if len(parents) != 1:
@@ -368,9 +388,7 @@ def judge(repo: Path, sha: str, parents: list[str], author: str, message: str, l
     subject = query.split("\n", 1)[0]
     if len(query) < limits.min_query_chars:
         return "message too short", None
-    if _RELEASE.search(subject) or (re.match(r"^\s*(?:bump|release|version)\b", subject, re.I) and _VERSION.search(subject)):
-        return "version bump", None
-    if _VERSION.search(subject) and re.search(r"release|changelog|version|bump", subject, re.I):
+    if is_release(subject):
         return "version bump", None
     if _FORMATTING.search(subject):
         return "formatting / typo", None
