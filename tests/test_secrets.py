@@ -602,6 +602,30 @@ def test_more_credential_shapes_and_assignment_syntaxes_are_masked(text, value):
     "git push --token none",
     "tool --secret-file /run/secrets/key",
     "glob.glob(pattern)",
+    # composer: a literal that ends in 'token: ' or 'token=' joined to code; the quote after
+    # the colon closes the literal, so what follows it is no value
+    "$headers[] = 'PRIVATE-TOKEN: '.$auth['username'];",
+    "$fileUrl .= (false === strpos($fileUrl, '?') ? '?' : '&') . 'access_token='.$options['gitlab-token'];",
 ])
 def test_new_assignment_rules_leave_names_types_and_references_alone(line):
     assert find_secrets(line) == [] and mask_secrets(line)[0] == line
+
+
+def test_a_literal_closed_before_a_credential_name_does_not_hide_the_next_value():
+    line = "log('it\\'s set'); $password = 'Hunter22secret'; $t = \"a \\\" b\"; $token = \"k9Xq2LmW1\";"
+    assert [line[f.start:f.end] for f in find_secrets(line)] == ["Hunter22secret", "k9Xq2LmW1"]
+
+
+def test_code_joined_to_a_token_literal_is_indexed_unmasked_and_parses(tmp_path):
+    """Masking what only looked like a value broke the PHP around it: the outline then reported
+    a parse error and cut the file's units from a partial tree."""
+    php = ("<?php\nclass AuthHelper\n{\n    public function headers(array $auth): array\n    {\n"
+           "        $headers = [];\n        $headers[] = 'PRIVATE-TOKEN: '.$auth['username'];\n"
+           "        return $headers;\n    }\n\n    public function other(): int\n    {\n        return 1;\n    }\n}\n")
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "AuthHelper.php").write_text(php)
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    report = loom.index(tmp_path / "ws", progress=False, wait=True)
+    assert report.parse_errors == 0 and report.secrets == []
+    (text,) = [loom.text(n.id) for n in loom.graph.content_nodes() if n.title == "AuthHelper.php:2-15 AuthHelper"]
+    assert "'PRIVATE-TOKEN: '.$auth['username'];" in text

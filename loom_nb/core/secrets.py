@@ -278,8 +278,9 @@ def _assigned_spans(text: str) -> list[tuple[int, int, str]]:
         if last < 0 or _BETWEEN.search(text, last, m.start()):
             continue  # every name _NAME_BEFORE takes holds one, with no , ; ( or line end after it
         name = _NAME_BEFORE.search(text, max(before, last - 24), m.start())  # the name's word holds the last one
-        if name and _plausible(value) and _literal_fits(value, name.group(1)):
-            spans.append((m.start(3), m.end(3), "password-like"))
+        if name and _plausible(value) and _literal_fits(value, name.group(1)) \
+                and not (len(m.group(2)) == 1 and _inside_literal(text, m.start(), m.group(2))):
+            spans.append((m.start(3), m.end(3), "password-like"))  # (inside a literal, the quote closes it)
     if "://" in text:
         for m in _URL_PASSWORD.finditer(text):
             if _plausible(m.group(1)) and not _NOT_A_VALUE.match(m.group(1)) and not m.group(1).startswith(("$", "%", "<")):
@@ -294,6 +295,27 @@ def _assigned_spans(text: str) -> list[tuple[int, int, str]]:
                 and not _DIGEST.fullmatch(value) and _looks_random(value)):
             spans.append((m.start(2), m.end(2), "high-entropy"))
     return spans
+
+
+def _inside_literal(text: str, at: int, quote: str) -> bool:
+    """Whether position ``at`` of ``text`` lies inside a ``quote``-delimited literal opened
+    earlier on its line (an odd count of unescaped quotes before it). Then the ``=`` or ``:``
+    found there is text, the quote after it closes the literal, and what follows is code
+    joined to it (PHP's ``'PRIVATE-TOKEN: '.$auth['username']``, in composer), not a value.
+
+    >>> line = "$h[] = 'PRIVATE-TOKEN: '.$auth['username'];"
+    >>> _inside_literal(line, line.index(":"), "'"), _inside_literal("password = 'x'", 9, "'")
+    (True, False)
+    """
+    start = text.rfind("\n", 0, at) + 1
+    count, i = 0, text.find(quote, start, at)
+    while i >= 0:
+        j = i
+        while j > start and text[j - 1] == "\\":
+            j -= 1
+        count += (i - j) % 2 == 0  # an even run of backslashes escapes nothing
+        i = text.find(quote, i + 1, at)
+    return count % 2 == 1
 
 
 def _lower(text: str) -> str:
