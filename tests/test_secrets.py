@@ -616,6 +616,31 @@ def test_a_literal_closed_before_a_credential_name_does_not_hide_the_next_value(
     assert [line[f.start:f.end] for f in find_secrets(line)] == ["Hunter22secret", "k9Xq2LmW1"]
 
 
+def test_a_session_cut_under_other_masking_rules_is_recut_by_the_next_index(tmp_path, monkeypatch):
+    """A unit's hash follows its masked text. Cut under rules that masked more, it read as
+    changed on every query after the rules changed, and an index of the unchanged file kept it
+    so: re-indexing, the remedy the manifest names, did nothing until the rules' version is
+    recorded and compared."""
+    from loom_nb.index import indexer
+
+    php = "<?php\nfunction headers(array $auth): array\n{\n    return ['PRIVATE-TOKEN: '.$auth['username']];\n}\n"
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "auth.php").write_text(php)
+    old_rules = indexer.mask_file
+    monkeypatch.setattr(indexer, "mask_file", lambda path, language, text: (text.replace(".$auth[", "*******"), []))
+    monkeypatch.setattr(indexer, "SECRETS_VERSION", indexer.SECRETS_VERSION - 1)
+    loom = Loom(tmp_path / "session", embedder=HashingEmbedder())
+    loom.index(tmp_path / "ws", progress=False, wait=True)
+    assert loom.query("PRIVATE-TOKEN header", budget=2000).packed.stale_files() == ["auth.php"]
+    monkeypatch.setattr(indexer, "mask_file", old_rules)
+    monkeypatch.undo()
+    again = loom.index(tmp_path / "ws", progress=False, wait=True)
+    assert again.files_indexed == 1 and loom.graph.metadata["workspace"]["secrets_version"] == indexer.SECRETS_VERSION
+    result = loom.query("PRIVATE-TOKEN header", budget=2000)
+    assert result.packed.stale_files() == [] and "'PRIVATE-TOKEN: '.$auth['username']" in result.prompt
+    assert loom.index(tmp_path / "ws", progress=False, wait=True).files_indexed == 0  # recorded: no second re-cut
+
+
 def test_code_joined_to_a_token_literal_is_indexed_unmasked_and_parses(tmp_path):
     """Masking what only looked like a value broke the PHP around it: the outline then reported
     a parse error and cut the file's units from a partial tree."""

@@ -72,13 +72,18 @@ from pathlib import PurePosixPath
 
 from .lru import BoundedLRU
 
-__all__ = ["SECRET_FILES", "Finding", "find_secrets", "is_secret_file", "line_spans", "mask_each", "mask_lines", "mask_secrets",
+__all__ = ["RULES_VERSION", "SECRET_FILES", "Finding", "find_secrets", "is_secret_file", "line_spans", "mask_each", "mask_lines", "mask_secrets",
            "secret_file_notice"]
 
 SECRET_FILES = (".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
                 ".netrc", ".pgpass", "*.keystore", "credentials", ".git-credentials", ".npmrc", ".pypirc")
 """File names indexed by name only: their content is never read into the session."""
 ENTROPY_BITS = 4.2
+RULES_VERSION = 2
+"""Raised whenever a rule change alters what some text masks (2: a quote that closes a literal
+is not a value's). A workspace records it (``state["secrets_version"]``) and the next index
+re-cuts every file of a session cut under other rules: its units' text, and so their hashes,
+follow the masking, and a unit masked otherwise would read as changed for ever."""
 
 
 @dataclass(frozen=True)

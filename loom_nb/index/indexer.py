@@ -34,7 +34,7 @@ from .structure import MAX_SHARED_DEFINITIONS, STRUCTURE_VERSION, link_structure
 from .units import EMBED_TOKENS, Unit, file_units, window_units
 from .notebooks import cells_units, is_percent_script, percent_units
 from ..core.notebooks import NotebookError, notebook_cells
-from ..core.secrets import Finding, find_secrets, is_secret_file, line_spans, mask_secrets, secret_file_notice
+from ..core.secrets import RULES_VERSION as SECRETS_VERSION, Finding, find_secrets, is_secret_file, line_spans, mask_secrets, secret_file_notice
 from ..core.concepts import REBUILD_SHARE, needs_concept_rebuild, rebuild_concepts  # noqa: F401 - importable from here as before
 from ..core.display import Displayable
 from .walk import WalkLimits, read_text, walk_workspace
@@ -364,8 +364,8 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     state = graph.metadata.get("workspace")
     if state and state.get("root") != str(root):
         raise LoomError(f"this session indexes {state['root']}; open another session folder to index {root}")
-    state = state or {"root": str(root), "commit": None, "files": {}, "units_version": UNITS_VERSION}
-    recut = state.get("units_version", 1) != UNITS_VERSION
+    state = state or {"root": str(root), "commit": None, "files": {}, "units_version": UNITS_VERSION, "secrets_version": SECRETS_VERSION}
+    recut = state.get("units_version", 1) != UNITS_VERSION or state.get("secrets_version", 1) != SECRETS_VERSION
     graph.workspace = root
     recorded_limits, recorded_ignores = recorded_walk(graph)
     limits = recorded_limits if limits is None else limits
@@ -556,6 +556,7 @@ def index_workspace(  # noqa: C901 - the indexing pipeline in order: walk, parse
     state["files"] = files
     state["commit"] = head
     state["units_version"] = UNITS_VERSION
+    state["secrets_version"] = SECRETS_VERSION
     state["structure_version"] = STRUCTURE_VERSION
     # a query reads no file over these (indexed_size_limit): a refresh would skip it
     state["max_file_bytes"], state["max_notebook_bytes"] = limits.max_file_bytes, limits.max_notebook_bytes
