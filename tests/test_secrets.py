@@ -606,6 +606,11 @@ def test_more_credential_shapes_and_assignment_syntaxes_are_masked(text, value):
     # the colon closes the literal, so what follows it is no value
     "$headers[] = 'PRIVATE-TOKEN: '.$auth['username'];",
     "$fileUrl .= (false === strpos($fileUrl, '?') ? '?' : '&') . 'access_token='.$options['gitlab-token'];",
+    # composer's patterns for a URL with a password, sphinx's lock file, a test's made-up name
+    "if (Preg::isMatchStrictGroups('{^(?:composer|origin)\\s+https?://(.+):(.+)@([^/]+)}im', $output, $match)) {",
+    "Preg::isMatch('{^(?P<proto>ssh|https?)://(?:(?P<user>[^:@]+)(?::(?P<pass>[^:@]+))?@)?(?P<host>[^/]+)}mi', $url, $m)",
+    '"minipass": "^7.1.2",',
+    'pattern="NonExistentPatternThatShouldNotBeFound12345",',
 ])
 def test_new_assignment_rules_leave_names_types_and_references_alone(line):
     assert find_secrets(line) == [] and mask_secrets(line)[0] == line

@@ -81,7 +81,8 @@ SECRET_FILES = (".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "
 ENTROPY_BITS = 4.2
 RULES_VERSION = 2
 """Raised whenever a rule change alters what some text masks (2: a quote that closes a literal
-is not a value's). A workspace records it (``state["secrets_version"]``) and the next index
+opens no value, a regex is no URL's password, a version no credential, a CamelCase phrase not
+random). A workspace records it (``state["secrets_version"]``) and the next index
 re-cuts every file of a session cut under other rules: its units' text, and so their hashes,
 follow the masking, and a unit masked otherwise would read as changed for ever."""
 
@@ -161,6 +162,9 @@ _CONNECTION_VALUE = re.compile(r"[ \t]*([^;\"'`\s]{3,})[ \t]*(?=;|[\"']|$)", re.
 """A field of a connection string (``AccountKey=…;``, ``Password=…;``): Azure's keys always, a
 password when a ``;`` stands before its name or after its value."""
 _URL_PASSWORD = re.compile(r"://[^/\s:@'\"]*:([^@\s/'\"]{3,})@")
+_REGEX_PART = re.compile(r"\(\?|\[\^|\(\.[*+]\)|\\[sdwSDW]")
+"""A group, a negated class, ``(.+)`` or a class escape: a pattern that matches a URL's password
+(composer's ``https?://(.+):(.+)@``, ``(?::(?P<pass>[^:@]+))?@``), not a password."""
 _LONG_LITERAL = re.compile(r"[:=]\s*([\"'])([A-Za-z0-9+/=_-]{32,})\1")
 _DIGEST = re.compile(r"sha(?:1|224|256|384|512)-[A-Za-z0-9+/]+={0,2}")
 """A subresource-integrity or lock-file digest (``integrity="sha384-…"``): a hash, not a key."""
@@ -179,13 +183,17 @@ _PLACEHOLDER = re.compile(r"(?i)^(?:x+|\*+|changeme|change_me|password|secret|ex
                           r"none|null|nil|true|false|undefined)$")
 
 
+_VERSION_SPEC = re.compile(r"[\^~<>=v]*\d+(?:\.(?:\d+|[x*]))+(?:[-+][0-9A-Za-z.-]+)?")
+"""A version or a version range (``^7.1.2``): a lock file's ``"minipass": "^7.1.2"`` names a package."""
+
+
 def _plausible(value: str) -> bool:
     """A value a credential's name is given that could be the credential: not a placeholder, a
-    number, a mask, or a lower-case identifier or dotted name (``ollama_first_token_timeout``,
+    number, a version, a mask, or a lower-case identifier or dotted name (``ollama_first_token_timeout``,
     ``core.tokens``). Hex is plausible here: ``secrets.token_hex()`` and ``openssl rand -hex``
     make the usual ``SECRET_KEY``; only the high-entropy rule, which has no name to go by,
     leaves hex digests alone."""
-    return not (_PLACEHOLDER.match(value) or re.fullmatch(r"[\d_.,]+", value)
+    return not (_PLACEHOLDER.match(value) or re.fullmatch(r"[\d_.,]+", value) or _VERSION_SPEC.fullmatch(value)
                 or re.fullmatch(r"\[[a-z-]+\]\**", value) or (re.fullmatch(r"[a-z_][a-z0-9_.]*", value) and not re.search(r"\d", value)))
 
 
@@ -223,6 +231,7 @@ def _entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
+_CAMEL_PHRASE = re.compile(r"(?:[A-Z][a-z]+|\d+)+")
 _WORD_CHAIN = re.compile(r"(?:[a-z]+|[A-Z]+|[A-Z][a-z]+|\d+)(?:[-_./]+(?:[a-z]+|[A-Z]+|[A-Z][a-z]+|\d+))+")
 
 
@@ -237,12 +246,14 @@ def _looks_random(value: str) -> bool:
     False
     >>> _looks_random("id_generic_relations-taggeditem-content_type-object_id-0-DELETE")
     False
-    >>> _looks_random("Vbmuc30dLLFdm7POIe3xfTa4nODYc/la/wLrI1OLEOI=")
-    True
+    >>> _looks_random("Vbmuc30dLLFdm7POIe3xfTa4nODYc/la/wLrI1OLEOI="), _looks_random("NonExistentPatternThatShouldNotBeFound12345")
+    (True, False)
     """
     steps = sum(1 <= ord(b) - ord(a) <= 2 for a, b in zip(value, value[1:]))
     if steps >= 0.75 * (len(value) - 1):
         return False
+    if _CAMEL_PHRASE.fullmatch(value) and len(re.findall(r"[A-Z][a-z]", value)) >= 4:
+        return False  # capitalised words and numbers: a name (NonExistentPatternThatShouldNotBeFound12345)
     return not (_WORD_CHAIN.fullmatch(value) and value.count("-") + value.count("_") >= 3)
 
 
@@ -288,7 +299,8 @@ def _assigned_spans(text: str) -> list[tuple[int, int, str]]:
             spans.append((m.start(3), m.end(3), "password-like"))  # (inside a literal, the quote closes it)
     if "://" in text:
         for m in _URL_PASSWORD.finditer(text):
-            if _plausible(m.group(1)) and not _NOT_A_VALUE.match(m.group(1)) and not m.group(1).startswith(("$", "%", "<")):
+            if _plausible(m.group(1)) and not _NOT_A_VALUE.match(m.group(1)) and not m.group(1).startswith(("$", "%", "<")) \
+                    and not _REGEX_PART.search(m.group(1)):
                 spans.append((m.start(1), m.end(1), "url-password"))
     if "=" in text or ":" in text or "ENV" in text:
         spans += _bare_spans(text, lower)
