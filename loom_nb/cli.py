@@ -146,7 +146,13 @@ def cmd_index(args) -> int:
     if args.report_secrets:
         from .index.indexer import scan_secrets
 
-        found = scan_secrets(args.path, limits, ignores)
+        walk_log = logging.getLogger("loom_nb.index.walk")
+        level = walk_log.level
+        walk_log.setLevel(logging.ERROR)  # the index has just warned of the same .gitignore lines
+        try:
+            found = scan_secrets(args.path, limits, ignores)
+        finally:
+            walk_log.setLevel(level)
         print(f"\n{len(found)} secret(s) found; masked wherever their text is read (values never shown):")
         for path, line, kind in found:
             print(f"  {path}:{line}  {kind}" if line else f"  {path}  {kind}")

@@ -1,4 +1,5 @@
 import json
+import logging
 import os
 import warnings
 
@@ -144,3 +145,16 @@ def test_a_warning_is_one_line_in_the_command_lines_words(tmp_path, capsys):
     code, _, err = run(capsys, "query", s, "refresh", "--budget", "9000", "--window", "4096", "--embedder", "hashing")
     assert code == 0 and err.startswith("loom-nb: warning: a budget of 9,000 tokens is more than") and ".py:" not in err
     assert warnings.showwarning is not cli._show_warning  # a notebook that calls main() keeps Python's display
+
+
+def test_report_secrets_warns_of_a_bad_gitignore_line_once(tmp_path, caplog):
+    """--report-secrets walks the workspace a second time; the user was already told of each
+    pattern the walk drops."""
+    ws = tmp_path / "ws"
+    (ws / "a").mkdir(parents=True)
+    (ws / "a" / ".gitignore").write_text("!\n*.log\n")
+    (ws / "a" / "m.py").write_text("x = 1\n")
+    with caplog.at_level("WARNING"):
+        assert main(["index", str(tmp_path / "session"), str(ws), "--report-secrets", "--embedder", "hashing"]) == 0
+    assert sum("ignoring the pattern" in r.getMessage() for r in caplog.records) == 1
+    assert logging.getLogger("loom_nb.index.walk").level == logging.NOTSET  # put back as it was
