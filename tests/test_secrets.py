@@ -611,6 +611,12 @@ def test_more_credential_shapes_and_assignment_syntaxes_are_masked(text, value):
     "Preg::isMatch('{^(?P<proto>ssh|https?)://(?:(?P<user>[^:@]+)(?::(?P<pass>[^:@]+))?@)?(?P<host>[^/]+)}mi', $url, $m)",
     '"minipass": "^7.1.2",',
     'pattern="NonExistentPatternThatShouldNotBeFound12345",',
+    # nvm's tests, Alamofire's tests and docs, a composer test: a command's output, a Swift
+    # interpolation, an anchor's path and a relative path
+    'ORIG_PWD="$(pwd)"',
+    'TestCredential(accessToken: "a\\(refreshCount)",',
+    '<a name="//apple_ref/swift/Element/secondsSince1970" class="dashAnchor"></a>',
+    '"PoP\\\\Base36Definitions\\\\": "layers/SiteBuilder/packages/definitions-base36/src",',
 ])
 def test_new_assignment_rules_leave_names_types_and_references_alone(line):
     assert find_secrets(line) == [] and mask_secrets(line)[0] == line

@@ -80,11 +80,12 @@ SECRET_FILES = (".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "
 """File names indexed by name only: their content is never read into the session."""
 ENTROPY_BITS = 4.2
 RULES_VERSION = 2
-"""Raised whenever a rule change alters what some text masks (2: a quote that closes a literal
-opens no value, a regex is no URL's password, a version no credential, a CamelCase phrase not
-random). A workspace records it (``state["secrets_version"]``) and the next index
-re-cuts every file of a session cut under other rules: its units' text, and so their hashes,
-follow the masking, and a unit masked otherwise would read as changed for ever."""
+"""Raised whenever a rule change alters what some text masks. 2: a quote that closes a literal
+opens no value; a regex is no URL's password; a version, a shell's ``$(…)``, Swift's ``\\(…)``
+and a path are no credential; a CamelCase phrase is not random. A workspace records it
+(``state["secrets_version"]``), and the next index re-cuts every file of a session cut under
+other rules: a unit's text, and so its hash, follows the masking, and a unit masked otherwise
+would read as changed for ever."""
 
 
 @dataclass(frozen=True)
@@ -144,9 +145,17 @@ then the name is looked for in the 48 characters before it."""
 _PASSWORD_WORD = re.compile(r"(?i)pass(?:word|wd)?|pwd")
 _WORDS_ONLY = re.compile(r"[A-Za-z]+(?:[-_.:,/ ]+[A-Za-z]*)*")
 """Letters and separators, no digit: a header name or a setting (``X-CSRF-Token``, ``form:csrf``)."""
-_NOT_A_VALUE = re.compile(r"(?i)^(?:[a-z][a-z0-9+.-]*://[^@\s]*|[~.]{0,2}/\S*|#[0-9a-f]{3,8}|\{.*\}|\{\{.*\}\}|%[a-z_]\w*%.*|\[[^\]]*\])$")
-"""A URL with no user in it, a path, a colour, a template, a Windows variable (``%HOMEPATH%``)
-or a bracketed name (a tokenizer's ``"[MASK]"``): never a credential by itself."""
+_NOT_A_VALUE = re.compile(r"(?i)^(?:[a-z][a-z0-9+.-]*://[^@\s]*|[~.]{0,2}/\S*|#[0-9a-f]{3,8}|\{.*\}|\{\{.*\}\}|%[a-z_]\w*%.*|\[[^\]]*\]|"
+                          r"[^()]*\\\([^()]*\)[^()]*)$")
+"""A URL with no user in it, a path, a colour, a template, a Windows variable (``%HOMEPATH%``),
+a bracketed name (a tokenizer's ``"[MASK]"``) or a string Swift interpolates (``"a\\(count)"``):
+never a credential by itself. (Every ``.*`` here meets a fixed character or the end: no
+pattern backtracks over a long literal.)"""
+_SEGMENT = r"[A-Za-z][a-z]*(?:[A-Z][a-z]*|[-_.][a-z]+|\d+)*"
+_WORDY_PATH = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT}){{2,}}/?")
+"""A relative path of three or more word-like parts (``layers/SiteBuilder/packages/src``): a
+key's slashes cut random runs, not words. Each repeated part starts with a character class no
+other part starts with, so a literal that is no such path fails in linear time."""
 _BARE = re.compile(
     rf"(?m)[ \t]*(?:(?P<env>ENV[ \t]+)|-[ \t]+|export[ \t]+)?(?P<name>[A-Za-z0-9_.-]*?(?i:(?P<word>{_NAMES}){_NAME_SUFFIX}))"
     r"(?P<sep>[ \t]*[=:][ \t]*|(?(env)[ \t]+|(?!)))"
@@ -179,7 +188,7 @@ _COMMAND_LINE: list[tuple[tuple[str, ...], re.Pattern]] = [
 """A credential on a command line: ``--password …`` / ``--token=…``, curl's ``-u user:…``,
 MySQL's ``-p…`` (the value joined to the flag), ``sshpass -p …`` and ``docker login -p …``;
 each pattern is tried only on a text holding one of its literals."""
-_PLACEHOLDER = re.compile(r"(?i)^(?:x+|\*+|changeme|change_me|password|secret|example\w*|dummy\w*|test\w*|your[_-]\w+|<.*>|\$\{.*\}|\$\w+|%\(.*\)s|"
+_PLACEHOLDER = re.compile(r"(?i)^(?:x+|\*+|changeme|change_me|password|secret|example\w*|dummy\w*|test\w*|your[_-]\w+|<.*>|\$\{.*\}|\$\w+|\$\(.*\)|%\(.*\)s|"
                           r"none|null|nil|true|false|undefined)$")
 
 
@@ -309,7 +318,8 @@ def _assigned_spans(text: str) -> list[tuple[int, int, str]]:
     for m in _LONG_LITERAL.finditer(text):
         value = m.group(2)
         if (_entropy(value) > ENTROPY_BITS and re.search(r"[A-Za-z]", value) and re.search(r"\d", value)
-                and not _DIGEST.fullmatch(value) and _looks_random(value)):
+                and not _DIGEST.fullmatch(value) and not _NOT_A_VALUE.match(value) and not _WORDY_PATH.fullmatch(value)
+                and _looks_random(value)):
             spans.append((m.start(2), m.end(2), "high-entropy"))
     return spans
 
