@@ -370,12 +370,10 @@ def is_release(subject: str) -> bool:
     ...                          'Revert "Bump version to 2.4.0"', 'Revert "Make `FailFast` hashable"')]
     [True, True, True, False]
     """
-    for text in (subject, _REVERT.sub("", subject, count=1)):
-        if _RELEASE.search(text) or (re.match(r"^\s*(?:bump|release|version)\b", text, re.I) and _VERSION.search(text)):
-            return True
-        if _VERSION.search(text) and re.search(r"release|changelog|version|bump", text, re.I):
-            return True
-    return False
+    text = _REVERT.sub("", subject, count=1)  # a leading "Revert" holds no version and no keyword
+    if _RELEASE.search(text) or (re.match(r"^\s*(?:bump|release|version)\b", text, re.I) and _VERSION.search(text)):
+        return True
+    return bool(_VERSION.search(text) and re.search(r"release|changelog|version|bump", text, re.I))
 
 
 def judge(repo: Path, sha: str, parents: list[str], author: str, message: str, limits: MineLimits) -> tuple[str, dict | None]:  # noqa: C901 - one filter per rejection reason, counted in the report
